@@ -1,0 +1,33 @@
+# make run: bootstrap .venv if needed, then run the default check.
+# make test: bootstrap .venv if needed, then run the test suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test test-slow java clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	  || { echo "kmc needs Python >= 3.11 (found $$($(PYTHON) --version))"; exit 2; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+# PySpark needs Java 17 or newer; only the Spark engine uses it.
+java:
+	@java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])' \
+	  || { echo "Java 17+ not found: the Spark engine needs it. On Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless"; exit 2; }
+
+run: $(STAMP)
+	$(BIN)/kmc compare replication --modes hw,kip101,kip279,kip320-first-try,kip320 --replicas 2 --max-leader-epoch 2 || test $$? -eq 12
+
+test: $(STAMP) java
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP) java
+	$(BIN)/python -m pytest -q -m slow
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,77 @@
+"""The reference engine: breadth-first search over concrete states, one at a time.
+
+Level by level in a deterministic order (initial states, then instance order), so the first
+state found violating an invariant lies at the smallest depth: its trace is a shortest
+counterexample. States are dictionary keys, compared exactly: no fingerprint collisions.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from kmc.checker.result import CheckResult, Progress
+from kmc.checker.scalar import ScalarModel
+from kmc.checker.search import Limits, ProgressHook, Violations, finish
+from kmc.model.core import Invariant, Model, State
+
+
+def check(
+    model: Model,
+    invariants: Sequence[Invariant],
+    limits: Limits = Limits(),
+    progress: ProgressHook | None = None,
+) -> CheckResult:
+    started = time.perf_counter()
+    sm = ScalarModel(model)
+    violations = Violations(invariants)
+    parents: dict[State, tuple[State, int] | None] = {}
+    generated = 0
+    stopped_by: str | None = None
+
+    def discover(state: State, link: tuple[State, int] | None) -> bool:
+        """Record a new state; True when the run must stop because of it."""
+        nonlocal stopped_by
+        parents[state] = link
+        pending = violations.pending
+        if pending and violations.record(state, [pending[k] for k in sm.violated(state, [invariants[i] for i in pending])]):
+            if not limits.keep_going:
+                stopped_by = "violation"
+                return True
+        if limits.max_states is not None and len(parents) >= limits.max_states:
+            stopped_by = "max-states"
+            return True
+        return False
+
+    frontier: list[State] = []
+    for init in model.initial_states():
+        generated += 1
+        if init not in parents:
+            frontier.append(init)
+            if discover(init, None):
+                break
+    depth = 1 if frontier else 0
+
+    while frontier and stopped_by is None:
+        if limits.max_depth is not None and depth >= limits.max_depth:
+            stopped_by = "max-depth"
+            break
+        level: list[State] = []
+        for state in frontier:
+            for iid, nxt in sm.successors(state):
+                generated += 1
+                if nxt in parents:
+                    continue
+                level.append(nxt)
+                if discover(nxt, (state, iid)):
+                    break
+            if stopped_by is not None:
+                break
+        if level:
+            depth += 1
+        frontier = level
+        if progress is not None:
+            progress(Progress(depth, len(parents), generated, len(frontier), time.perf_counter() - started))
+
+    return finish(model, "scalar", started, violations, parents.get,
+                  distinct=len(parents), generated=generated, depth=depth, stopped_by=stopped_by)

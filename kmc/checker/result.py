@@ -1,0 +1,76 @@
+"""What a run reports: statistics and a verdict per invariant. Field names are stable:
+CI gates and scripts read the JSON form."""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass, field
+from typing import Any
+
+from kmc.traces.trace import Trace
+
+
+@dataclass
+class Verdict:
+    """holds: True (complete search, never violated), False (violated), None (undecided)."""
+
+    holds: bool | None
+    trace: Trace | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"holds": self.holds, "trace_length": None if self.trace is None else self.trace.length}
+
+
+@dataclass
+class Progress:
+    level: int
+    distinct_states: int
+    generated_states: int
+    frontier: int
+    seconds: float
+
+
+@dataclass
+class CheckResult:
+    model: str
+    mode: str
+    engine: str
+    settings: dict[str, Any]
+    distinct_states: int
+    generated_states: int
+    depth: int
+    seconds: float
+    complete: bool
+    stopped_by: str | None  # "violation", "max-states", "max-depth", or None
+    invariants: dict[str, Verdict] = field(default_factory=dict)
+    peak_memory_bytes: int = 0
+
+    @property
+    def states_per_second(self) -> float:
+        return self.distinct_states / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def violated(self) -> list[str]:
+        return [n for n, v in self.invariants.items() if v.holds is False]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "mode": self.mode,
+            "engine": self.engine,
+            "settings": self.settings,
+            "distinct_states": self.distinct_states,
+            "generated_states": self.generated_states,
+            "depth": self.depth,
+            "seconds": round(self.seconds, 3),
+            "states_per_second": round(self.states_per_second) if self.seconds > 0 else None,
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "complete": self.complete,
+            "stopped_by": self.stopped_by,
+            "invariants": {n: v.to_json() for n, v in self.invariants.items()},
+        }
+
+
+def peak_memory_bytes() -> int:
+    """The process's peak resident set size (Linux reports kilobytes)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

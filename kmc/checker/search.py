@@ -1,0 +1,78 @@
+"""Bookkeeping shared by the explicit-state engines: limits, violations, the final result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from kmc.checker.result import CheckResult, Progress, Verdict, peak_memory_bytes
+from kmc.model.core import Invariant, Model, State
+from kmc.traces.trace import ParentOf, rebuild
+
+ProgressHook = Callable[[Progress], None]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds that end a run cleanly. max_depth counts levels, the initial states being level 1."""
+
+    max_states: int | None = None
+    max_depth: int | None = None
+    keep_going: bool = False  # explore on after a violation: every invariant its own trace
+
+
+class Violations:
+    """The first state found violating each invariant (the shortest one, under BFS order)."""
+
+    def __init__(self, invariants: Sequence[Invariant]):
+        self.invariants = list(invariants)
+        self.first: dict[int, State] = {}
+
+    @property
+    def pending(self) -> list[int]:
+        return [k for k in range(len(self.invariants)) if k not in self.first]
+
+    def record(self, state: State, indices: Sequence[int]) -> bool:
+        """Remember `state` for the invariants it violates first; True if any was new."""
+        new = False
+        for k in indices:
+            if k not in self.first:
+                self.first[k] = state
+                new = True
+        return new
+
+
+def finish(
+    model: Model,
+    engine: str,
+    started: float,
+    violations: Violations,
+    parent_of: ParentOf,
+    *,
+    distinct: int,
+    generated: int,
+    depth: int,
+    stopped_by: str | None,
+) -> CheckResult:
+    complete = stopped_by is None
+    verdicts: dict[str, Verdict] = {}
+    for k, inv in enumerate(violations.invariants):
+        if k in violations.first:
+            verdicts[inv.name] = Verdict(False, rebuild(model, violations.first[k], parent_of, inv.name))
+        else:
+            verdicts[inv.name] = Verdict(True if complete else None)
+    return CheckResult(
+        model=model.name,
+        mode=model.mode,
+        engine=engine,
+        settings=dict(model.settings),
+        distinct_states=distinct,
+        generated_states=generated,
+        depth=depth,
+        seconds=time.perf_counter() - started,
+        complete=complete,
+        stopped_by=stopped_by,
+        invariants=verdicts,
+        peak_memory_bytes=peak_memory_bytes(),
+    )

@@ -1,0 +1,13 @@
+"""The errors kmc reports to users. Everything else escaping is an internal error (exit 1)."""
+
+
+class BadInput(Exception):
+    """Bad usage or bad input: an unknown model, mode or invariant, impossible bounds.
+
+    The message is one line naming what was wrong and what is allowed; the CLI prints it
+    and exits 2.
+    """
+
+
+class ReplayError(Exception):
+    """A trace does not replay through the model: an engine bug, never a user error."""

@@ -1,0 +1,360 @@
+"""The model contract: schema, actions, invariants, options, and the Model base class.
+
+A model is a finite state machine over named integer fields. A concrete state is a flat
+tuple of ints laid out by the model's Schema. Actions and invariants read a state through a
+*view* (`s.hw[r]`, `s.log_id[r][o]`) and compute with Python operators on those values and
+with the lifted operations of a backend `X` (see kmc/checker/backends.py), so that the same
+code runs on Python ints, numpy columns and z3 terms. Plain `if`, `and`, `or`, `min`, `max`
+are for concrete parameters and constants only.
+
+This module depends on nothing else in kmc: engines depend on it, never the reverse.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Protocol, Sequence
+
+from kmc.errors import BadInput
+
+State = tuple[int, ...]
+
+
+# ---------------------------------------------------------------------------------------
+# Schema
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Field:
+    """A named integer field with inclusive range [lo, hi]; `shape` makes it an array.
+
+    `replica_axes` lists the axes indexed by replica id and `holds_replica` says whether
+    the values are replica ids (with -1 for none): the symmetry reduction needs both.
+    """
+
+    name: str
+    lo: int
+    hi: int
+    shape: tuple[int, ...] = ()
+    doc: str = ""
+    replica_axes: tuple[int, ...] = ()
+    holds_replica: bool = False
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def radix(self) -> int:
+        return self.hi - self.lo + 1
+
+
+class View:
+    """A state seen by field name. Slots are filled by Schema.view."""
+
+    __slots__ = ()
+
+
+class Schema:
+    """The layout of a state: fields in order, each flattened row-major."""
+
+    def __init__(self, fields: Sequence[Field]):
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate field names in schema: {names}")
+        for f in fields:
+            if f.lo > f.hi:
+                raise ValueError(f"field {f.name}: empty range [{f.lo}, {f.hi}]")
+        self.fields: tuple[Field, ...] = tuple(fields)
+        self.by_name: dict[str, Field] = {f.name: f for f in fields}
+        self.offset: dict[str, int] = {}
+        pos = 0
+        for f in fields:
+            self.offset[f.name] = pos
+            pos += f.size
+        self.width = pos
+        self.lo: tuple[int, ...] = tuple(f.lo for f in fields for _ in range(f.size))
+        self.hi: tuple[int, ...] = tuple(f.hi for f in fields for _ in range(f.size))
+        self._view_class = type("StateView", (View,), {"__slots__": tuple(names)})
+        self._builders = [(f.name, self._builder(f)) for f in fields]
+
+    # -- reading -----------------------------------------------------------------------
+
+    def _builder(self, f: Field) -> Callable[[Sequence[Any]], Any]:
+        start = self.offset[f.name]
+        if not f.shape:
+            return lambda v: v[start]
+        if len(f.shape) == 1:
+            end = start + f.shape[0]
+            return lambda v: list(v[start:end])
+        if len(f.shape) == 2:
+            rows, cols = f.shape
+            return lambda v: [list(v[start + i * cols : start + (i + 1) * cols]) for i in range(rows)]
+
+        def nested(v: Sequence[Any], shape: tuple[int, ...] = f.shape, base: int = start) -> Any:
+            if len(shape) == 1:
+                return list(v[base : base + shape[0]])
+            stride = math.prod(shape[1:])
+            return [nested(v, shape[1:], base + i * stride) for i in range(shape[0])]
+
+        return nested
+
+    def view(self, values: Sequence[Any]) -> Any:
+        """A view of one flat state (or of one column per position, for vector backends)."""
+        obj = self._view_class.__new__(self._view_class)
+        for name, build in self._builders:
+            object.__setattr__(obj, name, build(values))
+        return obj
+
+    def value(self, state: Sequence[Any], name: str) -> Any:
+        """The (nested) value of one field of a flat state."""
+        return self._builders[[f.name for f in self.fields].index(name)][1](state)
+
+    def positions(self, name: str) -> Iterator[tuple[int, tuple[int, ...]]]:
+        """(flat position, index tuple) of every element of a field."""
+        f = self.by_name[name]
+        base = self.offset[name]
+        for k, idx in enumerate(itertools.product(*(range(n) for n in f.shape))):
+            yield base + k, idx
+
+    # -- writing -----------------------------------------------------------------------
+
+    def updates(self, effect: Mapping[str, Any]) -> list[tuple[int, Any]]:
+        """Flatten an action's effect into (flat position, new value) pairs.
+
+        An effect maps a field name to its whole new value (a scalar, or nested lists in the
+        field's shape) or to a dict {concrete index: new sub-value} that changes only the
+        named elements, recursively.
+        """
+        out: list[tuple[int, Any]] = []
+        for name, value in effect.items():
+            f = self.by_name.get(name)
+            if f is None:
+                raise KeyError(f"effect names unknown field {name!r}")
+            self._flatten(f.shape, self.offset[name], value, out)
+        return out
+
+    def _flatten(self, shape: tuple[int, ...], base: int, value: Any, out: list[tuple[int, Any]]) -> None:
+        if not shape:
+            out.append((base, value))
+            return
+        stride = math.prod(shape[1:])
+        if isinstance(value, dict):
+            items: Any = value.items()
+        else:
+            if len(value) != shape[0]:
+                raise ValueError(f"value of length {len(value)} for an axis of size {shape[0]}")
+            items = enumerate(value)
+        for i, sub in items:
+            if not 0 <= i < shape[0]:
+                raise IndexError(f"index {i} outside an axis of size {shape[0]}")
+            self._flatten(shape[1:], base + i * stride, sub, out)
+
+    def state(self, **values: Any) -> State:
+        """A flat state from whole field values; every field must be given."""
+        missing = set(self.by_name) - set(values)
+        if missing:
+            raise ValueError(f"initial state misses fields: {sorted(missing)}")
+        flat = [0] * self.width
+        for pos, v in self.updates(values):
+            flat[pos] = int(v)
+        return tuple(flat)
+
+    def in_range(self, state: Sequence[int]) -> bool:
+        return all(lo <= v <= hi for v, lo, hi in zip(state, self.lo, self.hi))
+
+    def element_names(self) -> list[str]:
+        """A name per flat position: field[i][j]."""
+        names: list[str] = []
+        for f in self.fields:
+            for _, idx in self.positions(f.name):
+                names.append(f.name + "".join(f"[{i}]" for i in idx))
+        return names
+
+
+# ---------------------------------------------------------------------------------------
+# Actions and invariants
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    """A concrete parameter of an action family: its name, its values, how to show one."""
+
+    name: str
+    values: tuple[int, ...]
+    show: Callable[[int], str] = str
+
+
+@dataclass(frozen=True)
+class Action:
+    """A family of transitions over concrete parameters.
+
+    `guard(s, X, *params)` says whether the transition is enabled; `effect(s, X, *params)`
+    returns the fields it changes. `where(*params)` filters parameter combinations that
+    never make sense (a replica following itself), on concrete values only.
+    """
+
+    name: str
+    guard: Callable[..., Any]
+    effect: Callable[..., Mapping[str, Any]]
+    params: tuple[Param, ...] = ()
+    where: Callable[..., bool] | None = None
+    doc: str = ""
+
+    def bindings(self) -> list[tuple[int, ...]]:
+        combos = itertools.product(*(p.values for p in self.params))
+        return [c for c in combos if self.where is None or self.where(*c)]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One member of an action family: the action with its parameters bound."""
+
+    id: int
+    action: Action
+    args: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        shown = ", ".join(f"{p.name}={p.show(a)}" for p, a in zip(self.action.params, self.args))
+        return f"{self.action.name}({shown})"
+
+    def named_args(self) -> dict[str, int]:
+        return {p.name: a for p, a in zip(self.action.params, self.args)}
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """A named safety property: `predicate(s, X)` must hold in every reachable state."""
+
+    name: str
+    predicate: Callable[[Any, Any], Any]
+    doc: str
+
+
+# ---------------------------------------------------------------------------------------
+# Options: bounds, modes and switches, validated the same way for the CLI and the API
+# ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """A model option. Its CLI flag is `--` + name with dashes (Kafka's name where Kafka has one)."""
+
+    name: str
+    default: int | bool | str
+    help: str
+    min: int | None = None
+    max: int | None = None
+    choices: tuple[str, ...] | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def check(self, value: Any) -> Any:
+        if isinstance(self.default, bool):
+            if not isinstance(value, bool):
+                raise BadInput(f"{self.flag} takes true or false (got {value!r})")
+            return value
+        if isinstance(self.default, int):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise BadInput(f"{self.flag} takes an integer (got {value!r})")
+            lo = "" if self.min is None else f"{self.min}"
+            hi = "" if self.max is None else f"{self.max}"
+            if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+                allowed = f"from {lo} to {hi}" if lo and hi else (f"at least {lo}" if lo else f"at most {hi}")
+                raise BadInput(f"{self.flag} must be {allowed} (got {value})")
+            return value
+        if self.choices is not None and value not in self.choices:
+            raise BadInput(f"{self.flag}: unknown value {value!r}; allowed: {', '.join(self.choices)}")
+        return value
+
+
+class Backend(Protocol):
+    """The lifted operations every backend provides (kmc/checker/backends.py)."""
+
+    def ite(self, c: Any, a: Any, b: Any) -> Any: ...
+    def and_(self, *xs: Any) -> Any: ...
+    def or_(self, *xs: Any) -> Any: ...
+    def not_(self, x: Any) -> Any: ...
+    def implies(self, a: Any, b: Any) -> Any: ...
+    def min_(self, *xs: Any) -> Any: ...
+    def max_(self, *xs: Any) -> Any: ...
+    def at(self, array: Sequence[Any], index: Any) -> Any: ...
+    def set_at(self, array: Sequence[Any], index: Any, value: Any) -> list[Any]: ...
+    def all(self, xs: Any) -> Any: ...
+    def any(self, xs: Any) -> Any: ...
+
+
+# ---------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------
+
+
+class Model:
+    """Base class of every model.
+
+    Subclasses set `name`, `modes` (mode -> one-line meaning), `options` (the first is
+    `mode`), and implement `_build()` to set `schema`, and `initial_states()`, `actions()`.
+    Their invariants live in kmc/invariants/<model>.py.
+    """
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    modes: ClassVar[dict[str, str]]
+    options: ClassVar[tuple[Option, ...]]
+
+    schema: Schema
+
+    def __init__(self, **settings: Any):
+        known = {o.name: o for o in self.options}
+        for key in settings:
+            if key not in known:
+                raise BadInput(f"unknown option {key!r} for model {self.name}; allowed: {', '.join(known)}")
+        self.settings: dict[str, Any] = {}
+        for opt in self.options:
+            self.settings[opt.name] = opt.check(settings.get(opt.name, opt.default))
+        self.mode: str = self.settings["mode"]
+        self._validate()
+        self._build()
+        self._instances: list[Instance] | None = None
+
+    def _validate(self) -> None:
+        """Cross-option checks; raise BadInput naming the options."""
+
+    def _build(self) -> None:
+        raise NotImplementedError
+
+    def initial_states(self) -> list[State]:
+        raise NotImplementedError
+
+    def actions(self) -> Sequence[Action]:
+        raise NotImplementedError
+
+    def instances(self) -> list[Instance]:
+        """Every (action, parameters) pair in the deterministic order engines use."""
+        if self._instances is None:
+            out: list[Instance] = []
+            for action in self.actions():
+                for args in action.bindings():
+                    out.append(Instance(len(out), action, args))
+            self._instances = out
+        return self._instances
+
+    def describe(self, state: State) -> dict[str, str]:
+        """Human-readable fields of a state, for traces. Models override for Kafka's terms."""
+        return {n: str(v) for n, v in zip(self.schema.element_names(), state)}
+
+    def title(self) -> str:
+        """The model, its mode and its non-default settings, in one line."""
+        extra = [
+            f"{o.flag}={self.settings[o.name]}"
+            for o in self.options
+            if o.name != "mode" and self.settings[o.name] != o.default
+        ]
+        return " ".join([self.name, f"--mode={self.mode}", *extra])
