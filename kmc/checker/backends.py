@@ -69,6 +69,13 @@ class Scalar:
 SCALAR = Scalar()
 
 
+def ite_tree(X: Any, c: Any, a: Any, b: Any) -> Any:
+    """`X.ite` applied leaf by leaf to equally shaped nested lists (rows of an array)."""
+    if isinstance(a, list):
+        return [ite_tree(X, c, x, y) for x, y in zip(a, b)]
+    return X.ite(c, a, b)
+
+
 class DataDependentBranch(TypeError):
     """Model code asked for the truth value of a state-dependent term."""
 
@@ -151,7 +158,7 @@ class Tracing:
         return self._call("at", list(array), index)
 
     def set_at(self, array: Sequence[Any], index: Any, value: Any) -> list[Any]:
-        return [self.ite(index == i, value, a) for i, a in enumerate(array)]
+        return [ite_tree(self, index == i, value, a) for i, a in enumerate(array)]
 
     def all(self, xs: Iterable[Any]) -> Any:
         return self._call("all", *list(xs))

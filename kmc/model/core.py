@@ -351,10 +351,8 @@ class Model:
         return {n: str(v) for n, v in zip(self.schema.element_names(), state)}
 
     def title(self) -> str:
-        """The model, its mode and its non-default settings, in one line."""
-        extra = [
-            f"{o.flag}={self.settings[o.name]}"
-            for o in self.options
-            if o.name != "mode" and self.settings[o.name] != o.default
-        ]
-        return " ".join([self.name, f"--mode={self.mode}", *extra])
+        """The model, its mode and its settings, in one line (as flags)."""
+        shown = [f"{o.flag}={self.settings[o.name]}" for o in self.options
+                 if o.name != "mode" and not isinstance(o.default, bool)]
+        shown += [o.flag for o in self.options if isinstance(o.default, bool) and self.settings[o.name]]
+        return " ".join([self.name, f"--mode={self.mode}", *shown])

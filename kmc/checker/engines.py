@@ -1,0 +1,30 @@
+"""The engines a run can use, by name. Each takes (model, invariants, limits, progress)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from kmc.checker import bfs, dfs
+from kmc.checker.result import CheckResult
+from kmc.checker.search import Limits, ProgressHook
+from kmc.errors import BadInput
+from kmc.model.core import Invariant, Model
+
+Engine = Callable[[Model, Sequence[Invariant], Limits, "ProgressHook | None"], CheckResult]
+
+ENGINES: dict[str, tuple[Engine, str]] = {
+    "scalar": (bfs.check, "breadth-first, one state at a time: the reference; shortest counterexamples"),
+    "dfs": (dfs.check, "depth-first, one state at a time: for deep, narrow models; traces not shortest"),
+}
+
+
+def run(
+    engine: str,
+    model: Model,
+    invariants: Sequence[Invariant],
+    limits: Limits = Limits(),
+    progress: ProgressHook | None = None,
+) -> CheckResult:
+    if engine not in ENGINES:
+        raise BadInput(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    return ENGINES[engine][0](model, invariants, limits, progress)

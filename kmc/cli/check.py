@@ -1,0 +1,112 @@
+"""`kmc check MODEL`: explore a model's states and check its invariants."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kmc import registry
+from kmc.checker import engines
+from kmc.checker.search import Limits
+from kmc.cli.models import ModelGroup, apply_options
+from kmc.cli.output import summary, verdict_text, write_atomic
+from kmc.cli.progress import ProgressPrinter
+from kmc.model.core import Option
+from kmc.traces import itf, text
+from kmc.traces.replay import replay
+
+EXIT_OK, EXIT_VIOLATION = 0, 12
+
+
+def run_options(command: Any) -> Any:
+    """Options shared by check and compare: engine and limits."""
+    for deco in reversed(
+        [
+            click.option("--engine", type=click.Choice(list(engines.ENGINES)), default="scalar", show_default=True,
+                         help="exploration engine"),
+            click.option("--max-states", type=click.IntRange(1, None), default=None,
+                         help="stop after this many distinct states (the run is then incomplete)"),
+            click.option("--max-depth", type=click.IntRange(1, None), default=None,
+                         help="stop after this many BFS levels, the initial states being level 1"),
+            click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
+            click.option("--quiet", "-q", is_flag=True, help="no progress on stderr"),
+        ]
+    ):
+        command = deco(command)
+    return command
+
+
+def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
+    def callback(**kw: Any) -> int:
+        return run_check(name, **kw)
+
+    callback = apply_options(callback, options)
+    callback = run_options(callback)
+    for deco in reversed(
+        [
+            click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",
+                         help="check this invariant (repeatable; default: all of the model's)"),
+            click.option("--no-invariants", is_flag=True, help="explore the complete state graph and only count"),
+            click.option("--continue", "keep_going", is_flag=True,
+                         help="explore on after a violation: every invariant gets its own shortest trace"),
+            click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                         help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
+        ]
+    ):
+        callback = deco(callback)
+    cls = registry.model_class(name)
+    return click.command(name, help=f"Check the {name} model: {cls.summary}.")(callback)
+
+
+def run_check(
+    name: str,
+    *,
+    invariant_names: tuple[str, ...],
+    no_invariants: bool,
+    keep_going: bool,
+    itf_dir: Path | None,
+    engine: str,
+    max_states: int | None,
+    max_depth: int | None,
+    as_json: bool,
+    quiet: bool,
+    **settings: Any,
+) -> int:
+    if no_invariants and invariant_names:
+        raise click.UsageError("--no-invariants and --invariant exclude each other")
+    model, invariants = registry.build(name, **settings)
+    checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
+    printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
+    try:
+        result = engines.run(engine, model, checked, Limits(max_states, max_depth, keep_going), printer)
+    finally:
+        printer.done()
+    docs = {i.name: i for i in checked}
+    for inv_name, verdict in result.invariants.items():
+        if verdict.trace is not None:
+            replay(verdict.trace, docs[inv_name])  # an engine bug, never a wrong trace, reaches users
+    if itf_dir is not None:
+        for inv_name, verdict in result.invariants.items():
+            if verdict.trace is not None:
+                write_atomic(itf_dir / f"{name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+    else:
+        click.echo(model.title())
+        click.echo(summary(result))
+        if checked:
+            click.echo("")
+            width = max(len(i.name) for i in checked)
+            for inv_name, verdict in result.invariants.items():
+                click.echo(f"  {inv_name:<{width}}  {verdict_text(verdict)}")
+        for inv_name, verdict in result.invariants.items():
+            if verdict.trace is not None:
+                click.echo("")
+                click.echo(text.render(verdict.trace, docs[inv_name].doc))
+    return EXIT_VIOLATION if result.violated else EXIT_OK
+
+
+check = ModelGroup("check", make=make_check, help="Check a model's invariants: kmc check MODEL [OPTIONS].")

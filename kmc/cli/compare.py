@@ -1,0 +1,97 @@
+"""`kmc compare MODEL --modes a,b,c`: the same bounds in several modes, side by side."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kmc import registry
+from kmc.checker import engines
+from kmc.checker.result import CheckResult
+from kmc.checker.search import Limits
+from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
+from kmc.cli.models import ModelGroup, apply_options
+from kmc.cli.output import verdict_text
+from kmc.cli.progress import ProgressPrinter
+from kmc.errors import BadInput
+from kmc.model.core import Option
+from kmc.traces.replay import replay
+
+
+def make_compare(name: str, options: tuple[Option, ...]) -> click.Command:
+    modes = registry.model_class(name).modes
+
+    def callback(**kw: Any) -> int:
+        return run_compare(name, **kw)
+
+    callback = apply_options(callback, tuple(o for o in options if o.name != "mode"))
+    callback = run_options(callback)
+    callback = click.option(
+        "--modes", "modes_csv", default=",".join(modes), show_default=True,
+        help=f"comma-separated modes, from: {', '.join(modes)}",
+    )(callback)
+    return click.command(name, help=f"Compare the {name} model's modes on the same bounds.")(callback)
+
+
+def parse_modes(csv: str, allowed: dict[str, str]) -> list[str]:
+    modes = [m.strip() for m in csv.split(",") if m.strip()]
+    if not modes:
+        raise BadInput("--modes needs at least one mode")
+    for m in modes:
+        if m not in allowed:
+            raise BadInput(f"--modes: unknown mode {m!r}; allowed: {', '.join(allowed)}")
+    return list(dict.fromkeys(modes))
+
+
+def run_compare(
+    name: str,
+    *,
+    modes_csv: str,
+    engine: str,
+    max_states: int | None,
+    max_depth: int | None,
+    as_json: bool,
+    quiet: bool,
+    **settings: Any,
+) -> int:
+    modes = parse_modes(modes_csv, registry.model_class(name).modes)
+    built = [registry.build(name, mode=m, **settings) for m in modes]  # every mode validated first
+    results: list[CheckResult] = []
+    for model, invariants in built:
+        printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
+        try:
+            result = engines.run(engine, model, invariants, Limits(max_states, max_depth, keep_going=True), printer)
+        finally:
+            printer.done()
+        for inv in invariants:
+            trace = result.invariants[inv.name].trace
+            if trace is not None:
+                replay(trace, inv)
+        results.append(result)
+    if as_json:
+        click.echo(json.dumps({"model": name, "modes": [r.to_json() for r in results]}, indent=1))
+    else:
+        print_matrix(built[0][0].title().replace(f" --mode={modes[0]}", ""), results)
+    return EXIT_VIOLATION if any(r.violated for r in results) else EXIT_OK
+
+
+def print_matrix(title: str, results: list[CheckResult]) -> None:
+    table = Table(title=title, title_justify="left")
+    table.add_column("invariant")
+    for r in results:
+        table.add_column(r.mode, justify="right")
+    for inv in results[0].invariants:
+        table.add_row(inv, *[verdict_text(r.invariants[inv]) for r in results])
+    table.add_section()
+    table.add_row("distinct states", *[f"{r.distinct_states:,}" for r in results])
+    table.add_row("depth", *[str(r.depth) for r in results])
+    table.add_row("complete", *["yes" if r.complete else f"no ({r.stopped_by})" for r in results])
+    table.add_row("seconds", *[f"{r.seconds:.2f}" for r in results])
+    Console(width=max(100, 24 + 22 * len(results))).print(table)
+
+
+compare = ModelGroup("compare", make=make_compare, help="Compare modes side by side: kmc compare MODEL --modes a,b.")

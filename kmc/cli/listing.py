@@ -1,0 +1,32 @@
+"""`kmc list`: the models, their modes, options and invariants, each with its meaning."""
+
+from __future__ import annotations
+
+import click
+
+from kmc import registry
+from kmc.checker import engines
+
+
+@click.command("list")
+def list_models() -> int:
+    """List models, modes, options, invariants and engines."""
+    for name in registry.MODELS:
+        cls = registry.model_class(name)
+        _, invariants = registry.build(name)
+        click.echo(f"{name}: {cls.summary}")
+        click.echo("  modes:")
+        for mode, meaning in cls.modes.items():
+            click.echo(f"    {mode:<18} {meaning}")
+        click.echo("  options:")
+        for opt in cls.options:
+            if opt.name != "mode":
+                click.echo(f"    {opt.flag:<26} {opt.help} (default {opt.default})")
+        click.echo("  invariants:")
+        for inv in invariants:
+            click.echo(f"    {inv.name:<18} {inv.doc}")
+        click.echo("")
+    click.echo("engines:")
+    for engine, (_, meaning) in engines.ENGINES.items():
+        click.echo(f"  {engine:<8} {meaning}")
+    return 0

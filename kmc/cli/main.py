@@ -1,0 +1,71 @@
+"""The `kmc` command: a click group; each command is thin: parse, call, print.
+
+Exit codes: 0 every checked invariant holds, 12 an invariant is violated (as TLC),
+2 bad usage or bad input (one line on stderr), 1 internal error, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+
+from kmc import __version__
+from kmc.cli.check import check
+from kmc.cli.compare import compare
+from kmc.cli.listing import list_models
+from kmc.errors import BadInput
+
+EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_VIOLATION, EXIT_INTERRUPTED = 0, 1, 2, 12, 130
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kmc")
+def cli() -> None:
+    """kmc: a model checker for Apache Kafka's replication and transaction protocols."""
+
+
+cli.add_command(check)
+cli.add_command(compare)
+cli.add_command(list_models)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        rc = cli.main(args=argv, prog_name="kmc", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        rc = e.exit_code
+    except click.exceptions.Abort:
+        click.echo("kmc: interrupted", err=True)
+        rc = EXIT_INTERRUPTED
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else e.format_message(), err=True)
+        rc = EXIT_USAGE
+    except click.UsageError as e:
+        click.echo(f"kmc: error: {_one_line(e.format_message())}", err=True)
+        rc = EXIT_USAGE
+    except BadInput as e:
+        click.echo(f"kmc: error: {_one_line(str(e))}", err=True)
+        rc = EXIT_USAGE
+    except click.ClickException as e:
+        click.echo(f"kmc: error: {_one_line(e.format_message())}", err=True)
+        rc = EXIT_USAGE
+    except KeyboardInterrupt:
+        click.echo("kmc: interrupted", err=True)
+        rc = EXIT_INTERRUPTED
+    except Exception:
+        click.echo("kmc: internal error (please report it with the command line):", err=True)
+        traceback.print_exc()
+        rc = EXIT_INTERNAL
+    if argv is None:
+        sys.exit(rc or 0)
+    return int(rc or 0)
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+if __name__ == "__main__":
+    main()

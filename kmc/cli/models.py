@@ -1,0 +1,57 @@
+"""Click commands generated per model: `kmc check MODEL [model options]`.
+
+Each model's options (bounds, mode, switches) become flags with the model's own names and
+ranges, so bad values are refused by click with the flag and what is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+from kmc import registry
+from kmc.model.core import Option
+
+
+def option_decorator(opt: Option) -> Callable[[Any], Any]:
+    """A click option for a model option."""
+    if isinstance(opt.default, bool):
+        name = opt.flag[2:]
+        return click.option(f"--{name}/--no-{name}", opt.name, default=opt.default, show_default=True, help=opt.help)
+    if isinstance(opt.default, int):
+        kind: Any = click.IntRange(opt.min, opt.max)
+    else:
+        kind = click.Choice(opt.choices) if opt.choices else str
+    return click.option(opt.flag, opt.name, type=kind, default=opt.default, show_default=True, help=opt.help)
+
+
+class ModelGroup(click.Group):
+    """A command group whose subcommands are the registered models.
+
+    `make(model_name, options)` builds the command for one model.
+    """
+
+    def __init__(self, *args: Any, make: Callable[[str, tuple[Option, ...]], click.Command], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._make = make
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(registry.MODELS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in registry.MODELS:
+            return None
+        return self._make(name, registry.model_class(name).options)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name not in registry.MODELS and not name.startswith("-"):
+            raise click.UsageError(f"unknown model {name!r}; allowed: {', '.join(registry.MODELS)}")
+        return super().resolve_command(ctx, args)
+
+
+def apply_options(command: Callable[..., Any], options: tuple[Option, ...]) -> Callable[..., Any]:
+    for opt in reversed(options):
+        command = option_decorator(opt)(command)
+    return command

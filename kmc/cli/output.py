@@ -1,0 +1,45 @@
+"""Printing results for people, and writing files whole or not at all."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from kmc.checker.result import CheckResult, Verdict
+
+
+def summary(result: CheckResult) -> str:
+    stop = {
+        None: "Complete: every reachable state explored.",
+        "violation": "Stopped at the first violation (--continue explores on).",
+        "max-states": "Stopped by --max-states: the search is incomplete.",
+        "max-depth": "Stopped by --max-depth: the search is incomplete.",
+    }[result.stopped_by]
+    return (
+        f"engine {result.engine}: {result.distinct_states:,} distinct states "
+        f"({result.generated_states:,} generated), depth {result.depth}, {result.seconds:.2f} s, "
+        f"{result.states_per_second:,.0f} states/s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n{stop}"
+    )
+
+
+def verdict_text(v: Verdict) -> str:
+    if v.holds is True:
+        return "holds"
+    if v.holds is False:
+        assert v.trace is not None
+        return f"VIOLATED ({v.trace.length} steps)"
+    return "not decided"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same directory."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

@@ -1,0 +1,33 @@
+"""A trace for people: the initial state, then per step `action(params)` and only the fields
+that changed, old -> new, in the model's own terms (Model.describe)."""
+
+from __future__ import annotations
+
+from kmc.traces.trace import Trace
+
+
+def render(trace: Trace, doc: str = "") -> str:
+    model = trace.model
+    lines: list[str] = []
+    if trace.invariant:
+        lines.append(f"Invariant {trace.invariant} is violated" + (f": {doc}" if doc else ""))
+    lines.append(f"Counterexample ({trace.length} steps) for {model.title()}")
+    described = [model.describe(step.state) for step in trace.steps]
+    width = max((len(key) for d in described for key in d), default=0)
+    before = described[0]
+    lines.append("")
+    lines.append("State 0: initial")
+    for key, value in before.items():
+        lines.append(f"    {key:<{width}}  {value}")
+    for k, step in enumerate(trace.steps[1:], start=1):
+        assert step.instance is not None
+        after = described[k]
+        lines.append("")
+        lines.append(f"Step {k}: {step.instance.label}")
+        keys = list(dict.fromkeys([*before, *after]))
+        for key in keys:
+            old, new = before.get(key, "-"), after.get(key, "-")
+            if old != new:
+                lines.append(f"    {key:<{width}}  {old} -> {new}")
+        before = after
+    return "\n".join(lines)
