@@ -23,6 +23,7 @@ class Entry:
 
 MODELS: dict[str, Entry] = {
     "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants"),
+    "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants"),
 }
 
 

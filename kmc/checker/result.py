@@ -16,9 +16,14 @@ class Verdict:
 
     holds: bool | None
     trace: Trace | None = None
+    report: bool = False  # an availability report: counted, never a failure
+    states: int | None = None  # for reports: reachable states where it fails
 
     def to_json(self) -> dict[str, Any]:
-        return {"holds": self.holds, "trace_length": None if self.trace is None else self.trace.length}
+        out: dict[str, Any] = {"holds": self.holds, "trace_length": None if self.trace is None else self.trace.length}
+        if self.report:
+            out.update(report=True, states=self.states)
+        return out
 
 
 @dataclass
@@ -51,7 +56,8 @@ class CheckResult:
 
     @property
     def violated(self) -> list[str]:
-        return [n for n, v in self.invariants.items() if v.holds is False]
+        """Safety invariants found violated (reports do not count)."""
+        return [n for n, v in self.invariants.items() if v.holds is False and not v.report]
 
     def to_json(self) -> dict[str, Any]:
         return {

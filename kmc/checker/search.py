@@ -23,23 +23,29 @@ class Limits:
 
 
 class Violations:
-    """The first state found violating each invariant (the shortest one, under BFS order)."""
+    """The first state found violating each invariant (the shortest one, under BFS order),
+    and for reports the number of states where they fail."""
 
     def __init__(self, invariants: Sequence[Invariant]):
         self.invariants = list(invariants)
         self.first: dict[int, State] = {}
+        self.counts: dict[int, int] = {k: 0 for k, inv in enumerate(invariants) if inv.report}
 
     @property
     def pending(self) -> list[int]:
-        return [k for k in range(len(self.invariants)) if k not in self.first]
+        """Invariants still to evaluate on new states: safety ones not yet violated, and every report."""
+        return [k for k in range(len(self.invariants)) if k not in self.first or k in self.counts]
 
     def record(self, state: State, indices: Sequence[int]) -> bool:
-        """Remember `state` for the invariants it violates first; True if any was new."""
+        """Remember `state` for the invariants it violates first; True if a safety invariant
+        was newly violated."""
         new = False
         for k in indices:
+            if k in self.counts:
+                self.counts[k] += 1
             if k not in self.first:
                 self.first[k] = state
-                new = True
+                new = new or k not in self.counts
         return new
 
 
@@ -58,10 +64,12 @@ def finish(
     complete = stopped_by is None
     verdicts: dict[str, Verdict] = {}
     for k, inv in enumerate(violations.invariants):
+        count = violations.counts.get(k)
         if k in violations.first:
-            verdicts[inv.name] = Verdict(False, rebuild(model, violations.first[k], parent_of, inv.name))
+            trace = rebuild(model, violations.first[k], parent_of, inv.name)
+            verdicts[inv.name] = Verdict(False, trace, inv.report, count)
         else:
-            verdicts[inv.name] = Verdict(True if complete else None)
+            verdicts[inv.name] = Verdict(True if complete else None, None, inv.report, count)
     return CheckResult(
         model=model.name,
         mode=model.mode,

@@ -105,7 +105,7 @@ def run_check(
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:
                 click.echo("")
-                click.echo(text.render(verdict.trace, docs[inv_name].doc))
+                click.echo(text.render(verdict.trace, docs[inv_name].doc, report=verdict.report))
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 

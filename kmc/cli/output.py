@@ -24,6 +24,13 @@ def summary(result: CheckResult) -> str:
 
 
 def verdict_text(v: Verdict) -> str:
+    if v.report:
+        if v.holds is True:
+            return "always"
+        if v.holds is False:
+            assert v.trace is not None
+            return f"fails in {v.states:,} states (first after {v.trace.length} steps)"
+        return f"fails in {v.states:,} states so far" if v.states else "not decided"
     if v.holds is True:
         return "holds"
     if v.holds is False:

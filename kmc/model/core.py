@@ -229,11 +229,16 @@ class Instance:
 
 @dataclass(frozen=True)
 class Invariant:
-    """A named safety property: `predicate(s, X)` must hold in every reachable state."""
+    """A named safety property: `predicate(s, X)` must hold in every reachable state.
+
+    With `report=True` it is an availability report instead: engines count the states where
+    it fails and keep a shortest example, but never fail a run or stop a search for it.
+    """
 
     name: str
     predicate: Callable[[Any, Any], Any]
     doc: str
+    report: bool = False
 
 
 # ---------------------------------------------------------------------------------------

@@ -6,12 +6,14 @@ from __future__ import annotations
 from kmc.traces.trace import Trace
 
 
-def render(trace: Trace, doc: str = "") -> str:
+def render(trace: Trace, doc: str = "", *, report: bool = False) -> str:
     model = trace.model
     lines: list[str] = []
-    if trace.invariant:
+    if trace.invariant and report:
+        lines.append(f"Availability report {trace.invariant} fails" + (f": {doc}" if doc else ""))
+    elif trace.invariant:
         lines.append(f"Invariant {trace.invariant} is violated" + (f": {doc}" if doc else ""))
-    lines.append(f"Counterexample ({trace.length} steps) for {model.title()}")
+    lines.append(f"{'Example' if report else 'Counterexample'} ({trace.length} steps) for {model.title()}")
     described = [model.describe(step.state) for step in trace.steps]
     width = max((len(key) for d in described for key in d), default=0)
     before = described[0]

@@ -1,0 +1,453 @@
+"""Replication fetch by fetch, as Kafka brokers move LEO and HW (seed article 000).
+
+One partition. The leader keeps a remote LEO per follower, set from the fetch offset of
+each FETCH request, and its HW is the minimum LEO over its ISR (never moving back). A FETCH
+response carries records and the leader's HW; the follower applies it in a step of its own,
+so the HW reaches followers one round late, and a crash between the two steps loses the
+response. HWs are checkpointed: they survive crashes, remote LEOs do not. The controller
+elects leaders from the live ISR (or any live replica with unclean election); replicas learn
+of a new leader and epoch in steps of their own, so a replica may act on stale leadership.
+
+Modes (how a replica truncates):
+- hw:           to its HW on restart and on becoming follower (Kafka before 0.11)
+- epoch:        on becoming follower, to the end offset the leader returns for the
+                follower's latest epoch (OffsetsForLeaderEpoch, KIP-101 with KIP-279)
+- epoch-fenced: as epoch, and requests carry the leader epoch: a leader in another epoch
+                rejects them, and a fetch response tells a diverged follower where to
+                truncate (KIP-320)
+
+See docs/fetch.md for each rule and the seed section it comes from.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from kmc.errors import BadInput
+from kmc.model.core import Action, Field, Model, Option, Param, Schema, State
+
+NONE = -1
+
+MODES = {
+    "hw": "truncate to the local HW on restart and on becoming follower (before KIP-101)",
+    "epoch": "truncate by OffsetsForLeaderEpoch on becoming follower (KIP-101, KIP-279)",
+    "epoch-fenced": "epoch, with requests fenced by leader epoch and diverging fetch responses (KIP-320)",
+}
+
+
+def replica_name(r: int) -> str:
+    return "none" if r == NONE else f"r{r + 1}"
+
+
+class Fetch(Model):
+    name = "fetch"
+    summary = "HW and LEO fetch by fetch, acks, min.insync.replicas, crashes and elections (seed level)"
+    modes = MODES
+    options = (
+        Option("mode", "epoch", "protocol variant", choices=tuple(MODES)),
+        Option("replicas", 2, "number of replicas (r1 leads initially)", min=2, max=4),
+        Option("max_records", 2, "records producers may write in a run", min=1, max=6),
+        Option("max_leader_epoch", 1, "highest leader epoch the controller may assign (r1 leads epoch 0)", min=0, max=6),
+        Option("max_crashes", 2, "broker crashes in a run", min=0, max=6),
+        Option("acks", "all", "producer acks: 0, 1, all (or -1)", choices=("0", "1", "all", "-1")),
+        Option("min_insync_replicas", 1, "min.insync.replicas: smallest ISR that accepts acks=all writes", min=1, max=4),
+        Option("unclean_leader_election", False, "unclean.leader.election.enable: elect a live replica outside the ISR"),
+    )
+
+    def _validate(self) -> None:
+        if self.settings["acks"] == "-1":
+            self.settings["acks"] = "all"
+        if self.settings["min_insync_replicas"] > self.settings["replicas"]:
+            raise BadInput(
+                f"--min-insync-replicas must be at most --replicas ({self.settings['replicas']}); "
+                f"got {self.settings['min_insync_replicas']}"
+            )
+
+    # -- layout ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        s = self.settings
+        self.R = range(s["replicas"])
+        self.L = s["max_records"]  # a log never holds more records than were ever written
+        self.offsets = range(self.L)
+        self.records = range(s["max_records"])
+        self.max_epoch: int = s["max_leader_epoch"]
+        self.acks: str = s["acks"]
+        self.min_isr: int = s["min_insync_replicas"]
+        self.unclean: bool = s["unclean_leader_election"]
+        n, L, E, N = len(self.R), self.L, self.max_epoch, s["max_records"]
+        last = n - 1
+        self.schema = Schema(
+            [
+                Field("log_record", NONE, N - 1, (n, L), "record id per offset", (0,)),
+                Field("log_epoch", NONE, E, (n, L), "leader epoch per offset (the epoch cache derives from it)", (0,)),
+                Field("leo", 0, L, (n,), "log end offset", (0,)),
+                Field("hw", 0, L, (n,), "high watermark, checkpointed: survives crashes", (0,)),
+                Field("alive", 0, 1, (n,), "broker up", (0,)),
+                Field("epoch", NONE, E, (n,), "leader epoch the replica knows", (0,)),
+                Field("leader", NONE, last, (n,), "leader the replica follows (itself when leading)", (0,), True),
+                Field("isr", 0, 1, (n, n), "a leader's ISR (flags)", (0, 1)),
+                Field("remote_leo", 0, L, (n, n), "a leader's LEO of each follower, from fetch offsets", (0, 1)),
+                Field("response_end", NONE, L, (n,), "fetch response in flight: end offset (-1: none)", (0,)),
+                Field("response_hw", 0, L, (n,), "fetch response in flight: the leader's HW", (0,)),
+                Field("response_record", NONE, N - 1, (n, L), "fetch response in flight: records by offset", (0,)),
+                Field("response_epoch", NONE, E, (n, L), "fetch response in flight: record epochs", (0,)),
+                Field("quorum_leader", NONE, last, (), "leader in ZooKeeper (-1: offline)", (), True),
+                Field("quorum_epoch", 0, E, (), "leader epoch in ZooKeeper"),
+                Field("quorum_isr", 0, 1, (n,), "ISR in ZooKeeper (flags)", (0,)),
+                Field("next_record", 0, N, (), "id of the next record produced"),
+                Field("acked_offset", NONE, L - 1, (N,), "offset at which a record was acknowledged (-1: not)"),
+                Field("consumed", NONE, N - 1, (L,), "record a consumer read at each offset"),
+                Field("consumer_offset", 0, L, (), "the consumer's next offset"),
+                Field("crashes", 0, s["max_crashes"], (), "broker crashes so far"),
+            ]
+        )
+
+    def initial_states(self) -> list[State]:
+        """r1 leads epoch 0 with every replica in the ISR, as in the seed's tables."""
+        n, L = len(self.R), self.L
+        return [
+            self.schema.state(
+                log_record=[[NONE] * L for _ in self.R],
+                log_epoch=[[NONE] * L for _ in self.R],
+                leo=[0] * n,
+                hw=[0] * n,
+                alive=[1] * n,
+                epoch=[0] * n,
+                leader=[0] * n,
+                isr=[[1] * n if r == 0 else [0] * n for r in self.R],
+                remote_leo=[[0] * n for _ in self.R],
+                response_end=[NONE] * n,
+                response_hw=[0] * n,
+                response_record=[[NONE] * L for _ in self.R],
+                response_epoch=[[NONE] * L for _ in self.R],
+                quorum_leader=0,
+                quorum_epoch=0,
+                quorum_isr=[1] * n,
+                next_record=0,
+                acked_offset=[NONE] * len(self.records),
+                consumed=[NONE] * L,
+                consumer_offset=0,
+                crashes=0,
+            )
+        ]
+
+    # -- shared predicates and effects --------------------------------------------------
+
+    def leads(self, s: Any, X: Any, l: int) -> Any:
+        """l is up and believes it is the leader."""
+        return X.and_(s.alive[l] == 1, s.leader[l] == l)
+
+    def true_leader(self, s: Any, X: Any, l: int) -> Any:
+        """l leads in ZooKeeper's current epoch and knows it: its ISR writes pass the zkVersion check."""
+        return X.and_(self.leads(s, X, l), s.quorum_leader == l, s.epoch[l] == s.quorum_epoch)
+
+    def isr_size(self, s: Any, X: Any, l: int) -> Any:
+        return sum(s.isr[l][x] for x in self.R)
+
+    def leader_hw(self, s: Any, X: Any, l: int, leo: Any, isr: Sequence[Any], remote: Sequence[Any]) -> Any:
+        """HW = min LEO over the ISR (the leader's own LEO included); it never moves back."""
+        lowest = leo
+        for x in self.R:
+            if x != l:
+                lowest = X.min_(lowest, X.ite(isr[x] == 1, remote[x], self.L))
+        return X.max_(s.hw[l], lowest)
+
+    def truncate(self, s: Any, X: Any, r: int, offset: Any) -> dict[str, Any]:
+        """r's log ends at `offset` (when that is below its LEO); its HW follows."""
+        end = X.min_(offset, s.leo[r])
+        return {
+            "log_record": {r: [X.ite(o < end, s.log_record[r][o], NONE) for o in self.offsets]},
+            "log_epoch": {r: [X.ite(o < end, s.log_epoch[r][o], NONE) for o in self.offsets]},
+            "leo": {r: end},
+            "hw": {r: X.min_(s.hw[r], end)},
+        }
+
+    def forget_leadership(self, r: int) -> dict[str, Any]:
+        """Volatile leader and fetcher state a replica drops when it changes role or crashes."""
+        n = len(self.R)
+        return {
+            "isr": {r: [0] * n},
+            "remote_leo": {r: [0] * n},
+            "response_end": {r: NONE},
+            "response_hw": {r: 0},
+            "response_record": {r: [NONE] * self.L},
+            "response_epoch": {r: [NONE] * self.L},
+        }
+
+    def offset_for_leader_epoch(self, s: Any, X: Any, l: int, r: int) -> Any:
+        """Where r truncates after asking leader l for the end offset of r's latest epoch
+        (OffsetsForLeaderEpoch, KIP-101; KIP-279: when the leader answers with an older epoch,
+        r truncates to the smaller of the leader's end offset and its own end of that epoch)."""
+        latest = X.at(s.log_epoch[r], s.leo[r] - 1)
+        # the leader's epoch cache: epochs of its records, plus its current epoch from its LEO
+        newer_start: Any = s.leo[l]
+        for o in reversed(self.offsets):
+            newer_start = X.ite(X.and_(o < s.leo[l], s.log_epoch[l][o] > latest), o, newer_start)
+        has_newer = X.or_(s.epoch[l] > latest, *[X.and_(o < s.leo[l], s.log_epoch[l][o] > latest) for o in self.offsets])
+        answered: Any = NONE  # the largest epoch <= latest the leader knows
+        for o in self.offsets:
+            answered = X.ite(X.and_(o < s.leo[l], s.log_epoch[l][o] <= latest), X.max_(answered, s.log_epoch[l][o]), answered)
+        leader_end = X.ite(s.epoch[l] == latest, s.leo[l], newer_start)
+        own_end: Any = s.leo[r]  # r's end of the answered epoch
+        for o in reversed(self.offsets):
+            own_end = X.ite(X.and_(o < s.leo[r], answered != NONE, s.log_epoch[r][o] > answered), o, own_end)
+        end = X.min_(leader_end, X.ite(X.or_(answered == latest, answered == NONE), s.leo[r], own_end))
+        undefined = X.and_(s.epoch[l] != latest, X.not_(has_newer))
+        return X.ite(s.leo[r] == 0, 0, X.ite(undefined, s.hw[r], end))
+
+    # -- actions -------------------------------------------------------------------------
+
+    def actions(self) -> Sequence[Action]:
+        replica = Param("replica", tuple(self.R), replica_name)
+        leader = Param("leader", tuple(self.R), replica_name)
+        leader_or_none = Param("leader", (*self.R, NONE), replica_name)
+        follower = Param("follower", tuple(self.R), replica_name)
+        record = Param("record", tuple(self.records), lambda k: f"m{k}")
+        distinct = lambda a, b: a != b  # noqa: E731
+
+        def act(name: str, guard: Any, effect: Any, params: tuple[Param, ...], where: Any = None) -> Action:
+            return Action(name, guard, effect, params, where, " ".join((guard.__doc__ or "").split()))
+
+        acts = [
+            act("produce", self.produce_guard, self.produce_effect, (leader,)),
+            act("fetch", self.fetch_guard, self.fetch_effect, (follower, leader), distinct),
+            act("fetch_response", self.response_guard, self.response_effect, (follower,)),
+            act("shrink_isr", self.shrink_guard, self.shrink_effect, (leader, follower), distinct),
+            act("expand_isr", self.expand_guard, self.expand_effect, (leader, follower), distinct),
+            act("crash", self.crash_guard, self.crash_effect, (replica,)),
+            act("restart", self.restart_guard, self.restart_effect, (replica,)),
+            act("elect", self.elect_guard, self.elect_effect, (replica,)),
+            act("become_leader", self.become_leader_guard, self.become_leader_effect, (replica,)),
+            act("become_follower", self.become_follower_guard, self.become_follower_effect,
+                (replica, leader_or_none), distinct),
+            act("consume", self.consume_guard, self.consume_effect, (leader,)),
+        ]
+        if self.acks == "all":
+            acts.append(act("acknowledge", self.ack_guard, self.ack_effect, (record, leader)))
+        return acts
+
+    def produce_guard(self, s: Any, X: Any, l: int) -> Any:
+        """A producer's record reaches a replica that believes it leads; with acks=all it is
+        refused (NotEnoughReplicas) while the ISR is smaller than min.insync.replicas. [000 §5, §8.2]"""
+        room = X.and_(self.leads(s, X, l), s.next_record < len(self.records), s.leo[l] < self.L)
+        if self.acks == "all":
+            return X.and_(room, self.isr_size(s, X, l) >= self.min_isr)
+        return room
+
+    def produce_effect(self, s: Any, X: Any, l: int) -> dict[str, Any]:
+        end = s.leo[l]
+        effect: dict[str, Any] = {
+            "log_record": {l: X.set_at(s.log_record[l], end, s.next_record)},
+            "log_epoch": {l: X.set_at(s.log_epoch[l], end, s.epoch[l])},
+            "leo": {l: end + 1},
+            "hw": {l: self.leader_hw(s, X, l, end + 1, s.isr[l], s.remote_leo[l])},
+            "next_record": s.next_record + 1,
+        }
+        if self.acks == "1":  # acknowledged on the leader's append
+            effect["acked_offset"] = X.set_at(s.acked_offset, s.next_record, end)
+        return effect
+
+    def fetch_guard(self, s: Any, X: Any, f: int, l: int) -> Any:
+        """The leader handles a follower's FETCH: it records the fetch offset as the follower's
+        remote LEO, recomputes its HW, and sends records and that HW back. [000 §2(2), §4, §5(2)]
+        epoch-fenced: a leader in another epoch rejects the request (KIP-320)."""
+        ok = X.and_(s.alive[f] == 1, s.leader[f] == l, self.leads(s, X, l), s.response_end[f] == NONE)
+        if self.mode == "epoch-fenced":
+            return X.and_(ok, s.epoch[f] == s.epoch[l])
+        return ok
+
+    def fetch_effect(self, s: Any, X: Any, f: int, l: int) -> dict[str, Any]:
+        offset = s.leo[f]
+        in_range = offset <= s.leo[l]
+        if self.mode == "epoch-fenced":  # the follower's last record must match the leader's
+            last = offset - 1
+            matches = X.or_(offset == 0, X.and_(in_range, X.at(s.log_epoch[l], last) == X.at(s.log_epoch[f], last)))
+            in_range = X.and_(in_range, matches)
+            diverged_at = X.min_(self.offset_for_leader_epoch(s, X, l, f), offset)
+        else:
+            diverged_at = s.leo[l]  # OFFSET_OUT_OF_RANGE: the follower truncates to the leader's LEO
+        remote = [X.ite(in_range, offset, s.remote_leo[l][x]) if x == f else s.remote_leo[l][x] for x in self.R]
+        hw = self.leader_hw(s, X, l, s.leo[l], s.isr[l], remote)
+        sent = [X.and_(in_range, offset <= o, o < s.leo[l]) for o in self.offsets]
+        return {
+            "remote_leo": {l: remote},
+            "hw": {l: hw},
+            "response_end": {f: X.ite(in_range, s.leo[l], diverged_at)},
+            "response_hw": {f: hw},
+            "response_record": {f: [X.ite(sent[o], s.log_record[l][o], NONE) for o in self.offsets]},
+            "response_epoch": {f: [X.ite(sent[o], s.log_epoch[l][o], NONE) for o in self.offsets]},
+        }
+
+    def response_guard(self, s: Any, X: Any, f: int) -> Any:
+        """The follower handles the FETCH response: it appends the records (or truncates where
+        the leader says its log ends) and sets HW = min(leader HW in the response, its LEO). [000 §2(1), §3]"""
+        return X.and_(s.alive[f] == 1, s.response_end[f] != NONE)
+
+    def response_effect(self, s: Any, X: Any, f: int) -> dict[str, Any]:
+        end = s.response_end[f]
+        keep = [o < X.min_(end, s.leo[f]) for o in self.offsets]
+        take = [X.and_(s.leo[f] <= o, o < end) for o in self.offsets]
+        return {
+            "log_record": {f: [X.ite(keep[o], s.log_record[f][o], X.ite(take[o], s.response_record[f][o], NONE))
+                               for o in self.offsets]},
+            "log_epoch": {f: [X.ite(keep[o], s.log_epoch[f][o], X.ite(take[o], s.response_epoch[f][o], NONE))
+                              for o in self.offsets]},
+            "leo": {f: end},
+            "hw": {f: X.min_(s.response_hw[f], end)},
+            "response_end": {f: NONE},
+            "response_hw": {f: 0},
+            "response_record": {f: [NONE] * self.L},
+            "response_epoch": {f: [NONE] * self.L},
+        }
+
+    def shrink_guard(self, s: Any, X: Any, l: int, f: int) -> Any:
+        """The leader removes a follower whose LEO has lagged its own for replica.lag.time.max.ms
+        from the ISR, through ZooKeeper, and its HW may then move on. [003; 000 §4]"""
+        return X.and_(self.true_leader(s, X, l), s.isr[l][f] == 1, s.remote_leo[l][f] < s.leo[l])
+
+    def shrink_effect(self, s: Any, X: Any, l: int, f: int) -> dict[str, Any]:
+        isr = [0 if x == f else s.isr[l][x] for x in self.R]
+        return {"isr": {l: isr}, "quorum_isr": isr, "hw": {l: self.leader_hw(s, X, l, s.leo[l], isr, s.remote_leo[l])}}
+
+    def expand_guard(self, s: Any, X: Any, l: int, f: int) -> Any:
+        """The leader adds a follower whose last fetch reached its LEO back to the ISR. [003]"""
+        return X.and_(self.true_leader(s, X, l), s.isr[l][f] == 0, s.remote_leo[l][f] >= s.leo[l])
+
+    def expand_effect(self, s: Any, X: Any, l: int, f: int) -> dict[str, Any]:
+        isr = [1 if x == f else s.isr[l][x] for x in self.R]
+        return {"isr": {l: isr}, "quorum_isr": isr}
+
+    def crash_guard(self, s: Any, X: Any, r: int) -> Any:
+        """A broker crashes: its log and HW checkpoint survive, its leader state and fetch
+        responses in flight to it do not; a crashed leader leaves the partition offline. [000 §6]"""
+        return X.and_(s.alive[r] == 1, s.crashes < self.settings["max_crashes"])
+
+    def crash_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
+        return {
+            **self.forget_leadership(r),
+            "alive": {r: 0},
+            "epoch": {r: NONE},
+            "leader": {r: NONE},
+            "quorum_leader": X.ite(s.quorum_leader == r, NONE, s.quorum_leader),
+            "crashes": s.crashes + 1,
+        }
+
+    def restart_guard(self, s: Any, X: Any, r: int) -> Any:
+        """A crashed broker restarts; in hw mode it truncates its log to its checkpointed HW. [000 §6(1)]"""
+        return s.alive[r] == 0
+
+    def restart_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
+        effect: dict[str, Any] = {"alive": {r: 1}}
+        if self.mode == "hw":
+            effect.update(self.truncate(s, X, r, s.hw[r]))
+        return effect
+
+    def elect_guard(self, s: Any, X: Any, c: int) -> Any:
+        """The controller elects a live replica when the leader is offline or has lost its
+        ZooKeeper session: from the ISR, or from any live replica when
+        unclean.leader.election.enable. [004; 000 §8.2(3)]"""
+        eligible = s.quorum_isr[c] == 1
+        if self.unclean:
+            eligible = True
+        return X.and_(s.alive[c] == 1, eligible, s.quorum_leader != c, s.quorum_epoch < self.max_epoch)
+
+    def elect_effect(self, s: Any, X: Any, c: int) -> dict[str, Any]:
+        in_isr = s.quorum_isr[c] == 1
+        # the new ISR: the live members other than the deposed leader, or the unclean choice alone
+        isr = [
+            1 if x == c else X.and_(in_isr, s.quorum_isr[x] == 1, s.alive[x] == 1, s.quorum_leader != x)
+            for x in self.R
+        ]
+        return {"quorum_leader": c, "quorum_epoch": s.quorum_epoch + 1, "quorum_isr": [X.ite(v, 1, 0) for v in isr]}
+
+    def become_leader_guard(self, s: Any, X: Any, r: int) -> Any:
+        """A replica receives the LeaderAndIsr request naming it leader in a newer epoch; it
+        takes ZooKeeper's ISR and recomputes its HW from its own (possibly stale) value. [000 §4]"""
+        return X.and_(s.alive[r] == 1, s.quorum_leader == r, s.epoch[r] < s.quorum_epoch)
+
+    def become_leader_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
+        zeros = [0] * len(self.R)
+        isr = list(s.quorum_isr)
+        return {
+            **self.forget_leadership(r),
+            "epoch": {r: s.quorum_epoch},
+            "leader": {r: r},
+            "isr": {r: isr},
+            "hw": {r: self.leader_hw(s, X, r, s.leo[r], isr, zeros)},
+        }
+
+    def become_follower_guard(self, s: Any, X: Any, r: int, l: int) -> Any:
+        """A replica receives the LeaderAndIsr request naming another leader (or none) in a newer
+        epoch and truncates: hw mode to its HW; epoch modes by asking the leader for the end
+        offset of its latest epoch, once that leader leads (epoch-fenced: in that epoch). [000 §6, §7]"""
+        learns = X.and_(s.alive[r] == 1, s.quorum_leader == l, s.epoch[r] < s.quorum_epoch)
+        if l == NONE or self.mode == "hw":
+            return learns
+        ready = self.leads(s, X, l)
+        if self.mode == "epoch-fenced":
+            ready = X.and_(ready, s.epoch[l] == s.quorum_epoch)
+        return X.and_(learns, ready)
+
+    def become_follower_effect(self, s: Any, X: Any, r: int, l: int) -> dict[str, Any]:
+        effect = {**self.forget_leadership(r), "epoch": {r: s.quorum_epoch}, "leader": {r: l}}
+        if l == NONE:
+            return effect
+        offset = s.hw[r] if self.mode == "hw" else self.offset_for_leader_epoch(s, X, l, r)
+        return {**effect, **self.truncate(s, X, r, offset)}
+
+    def ack_guard(self, s: Any, X: Any, k: int, l: int) -> Any:
+        """acks=all: the leader that appended a record acknowledges it once its HW passes the
+        record and its ISR still has min.insync.replicas members. [000 §8.2(4); 004]"""
+        held = [X.and_(s.log_record[l][o] == k, s.log_epoch[l][o] == s.epoch[l], o < s.hw[l]) for o in self.offsets]
+        return X.and_(
+            s.acked_offset[k] == NONE, self.leads(s, X, l), self.isr_size(s, X, l) >= self.min_isr, X.any(held)
+        )
+
+    def ack_effect(self, s: Any, X: Any, k: int, l: int) -> dict[str, Any]:
+        offset: Any = 0
+        for o in self.offsets:
+            offset = X.ite(s.log_record[l][o] == k, o, offset)
+        return {"acked_offset": {k: offset}}
+
+    def consume_guard(self, s: Any, X: Any, l: int) -> Any:
+        """A consumer reads the next record below the HW of the replica it takes for leader. [000 §1]"""
+        return X.and_(self.leads(s, X, l), s.consumer_offset < s.hw[l])
+
+    def consume_effect(self, s: Any, X: Any, l: int) -> dict[str, Any]:
+        pos = s.consumer_offset
+        return {"consumed": X.set_at(s.consumed, pos, X.at(s.log_record[l], pos)), "consumer_offset": pos + 1}
+
+    # -- presentation --------------------------------------------------------------------
+
+    def describe(self, state: State) -> dict[str, str]:
+        v = self.schema.view(state)
+
+        def flags(row: Sequence[int]) -> str:
+            return "{" + ",".join(replica_name(x) for x in self.R if row[x]) + "}"
+
+        out: dict[str, str] = {
+            "controller.leader": replica_name(v.quorum_leader),
+            "controller.epoch": str(v.quorum_epoch),
+            "controller.isr": flags(v.quorum_isr),
+        }
+        for r in self.R:
+            name = replica_name(r)
+            role = "down" if not v.alive[r] else ("leader" if v.leader[r] == r else f"follows {replica_name(v.leader[r])}")
+            out[f"{name}"] = f"{role}, epoch {v.epoch[r] if v.epoch[r] != NONE else '-'}"
+            out[f"{name}.log"] = "[" + " ".join(f"m{v.log_record[r][o]}@e{v.log_epoch[r][o]}" for o in range(v.leo[r])) + "]"
+            out[f"{name}.LEO"] = str(v.leo[r])
+            out[f"{name}.HW"] = str(v.hw[r])
+            if v.leader[r] == r and v.alive[r]:
+                out[f"{name}.ISR"] = flags(v.isr[r])
+                for x in self.R:
+                    if x != r:
+                        out[f"{name}.remote LEO[{replica_name(x)}]"] = str(v.remote_leo[r][x])
+            if v.response_end[r] != NONE:
+                got = [f"m{v.response_record[r][o]}" for o in self.offsets if v.response_record[r][o] != NONE]
+                out[f"{name}.response"] = f"records [{' '.join(got)}], leader HW {v.response_hw[r]}, ends at {v.response_end[r]}"
+        acked = [f"m{k}@{v.acked_offset[k]}" for k in self.records if v.acked_offset[k] != NONE]
+        out["producer.acked"] = "[" + " ".join(acked) + "]"
+        out["consumer.read"] = "[" + " ".join(f"m{v.consumed[o]}" for o in range(v.consumer_offset)) + "]"
+        out["crashes"] = str(v.crashes)
+        return out
