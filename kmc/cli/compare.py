@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -31,6 +32,10 @@ def make_compare(name: str, options: tuple[Option, ...]) -> click.Command:
     callback = apply_options(callback, tuple(o for o in options if o.name != "mode"))
     callback = run_options(callback)
     callback = click.option(
+        "--matrix", "matrix", multiple=True, metavar="OPTION=V1,V2",
+        help="also vary a model option over these values (repeatable): every combination is a column",
+    )(callback)
+    callback = click.option(
         "--modes", "modes_csv", default=",".join(modes), show_default=True,
         help=f"comma-separated modes, from: {', '.join(modes)}",
     )(callback)
@@ -47,10 +52,38 @@ def parse_modes(csv: str, allowed: dict[str, str]) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
+def parse_matrix(entries: tuple[str, ...], options: tuple[Option, ...]) -> list[dict[str, Any]]:
+    """Every combination of the --matrix values, as settings overrides."""
+    by_name = {o.name: o for o in options if o.name != "mode"}
+    axes: list[list[tuple[str, Any]]] = []
+    for entry in entries:
+        key, _, values = entry.partition("=")
+        key = key.strip().lstrip("-").replace("-", "_")
+        if key not in by_name or not values:
+            raise BadInput(f"--matrix {entry!r}: write OPTION=V1,V2 with OPTION one of: {', '.join(by_name)}")
+        opt = by_name[key]
+        parsed = []
+        for raw in (v.strip() for v in values.split(",")):
+            if isinstance(opt.default, bool):
+                if raw.lower() not in ("true", "false"):
+                    raise BadInput(f"--matrix {key}: {raw!r} is not true or false")
+                parsed.append((key, raw.lower() == "true"))
+            elif isinstance(opt.default, int):
+                try:
+                    parsed.append((key, int(raw)))
+                except ValueError:
+                    raise BadInput(f"--matrix {key}: {raw!r} is not an integer")
+            else:
+                parsed.append((key, raw))
+        axes.append(parsed)
+    return [dict(combo) for combo in itertools.product(*axes)]
+
+
 def run_compare(
     name: str,
     *,
     modes_csv: str,
+    matrix: tuple[str, ...],
     engine: str,
     max_states: int | None,
     max_depth: int | None,
@@ -58,8 +91,12 @@ def run_compare(
     quiet: bool,
     **settings: Any,
 ) -> int:
-    modes = parse_modes(modes_csv, registry.model_class(name).modes)
-    built = [registry.build(name, mode=m, **settings) for m in modes]  # every mode validated first
+    cls = registry.model_class(name)
+    modes = parse_modes(modes_csv, cls.modes)
+    combos = parse_matrix(matrix, cls.options)
+    # every column is built (and so validated) before anything runs
+    built = [registry.build(name, **{**settings, **combo, "mode": m}) for combo in combos for m in modes]
+    labels = [" ".join([m, *(f"{k}={v}" for k, v in combo.items())]) for combo in combos for m in modes]
     results: list[CheckResult] = []
     for model, invariants in built:
         printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
@@ -73,17 +110,20 @@ def run_compare(
                 replay(trace, inv)
         results.append(result)
     if as_json:
-        click.echo(json.dumps({"model": name, "modes": [r.to_json() for r in results]}, indent=1))
+        columns = [{**r.to_json(), "column": label} for r, label in zip(results, labels)]
+        click.echo(json.dumps({"model": name, "modes": columns}, indent=1))
     else:
-        print_matrix(built[0][0].title().replace(f" --mode={modes[0]}", ""), results)
+        varied = {"mode", *(k for combo in combos for k in combo)}
+        fixed = [w for w in built[0][0].title().split() if w.lstrip("-").split("=")[0].replace("-", "_") not in varied]
+        print_matrix(" ".join(fixed), results, labels)
     return EXIT_VIOLATION if any(r.violated for r in results) else EXIT_OK
 
 
-def print_matrix(title: str, results: list[CheckResult]) -> None:
+def print_matrix(title: str, results: list[CheckResult], labels: list[str]) -> None:
     table = Table(title=title, title_justify="left")
     table.add_column("invariant")
-    for r in results:
-        table.add_column(r.mode, justify="right")
+    for label in labels:
+        table.add_column(label, justify="right")
     for inv in results[0].invariants:
         table.add_row(inv, *[verdict_text(r.invariants[inv]) for r in results])
     table.add_section()
@@ -91,7 +131,7 @@ def print_matrix(title: str, results: list[CheckResult]) -> None:
     table.add_row("depth", *[str(r.depth) for r in results])
     table.add_row("complete", *["yes" if r.complete else f"no ({r.stopped_by})" for r in results])
     table.add_row("seconds", *[f"{r.seconds:.2f}" for r in results])
-    Console(width=max(100, 24 + 22 * len(results))).print(table)
+    Console(width=max(100, 24 + 24 * len(results))).print(table)
 
 
 compare = ModelGroup("compare", make=make_compare, help="Compare modes side by side: kmc compare MODEL --modes a,b.")

@@ -15,6 +15,7 @@ from kmc import __version__
 from kmc.cli.check import check
 from kmc.cli.compare import compare
 from kmc.cli.listing import list_models
+from kmc.cli.trace import trace
 from kmc.errors import BadInput
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_VIOLATION, EXIT_INTERRUPTED = 0, 1, 2, 12, 130
@@ -29,6 +30,7 @@ def cli() -> None:
 cli.add_command(check)
 cli.add_command(compare)
 cli.add_command(list_models)
+cli.add_command(trace)
 
 
 def main(argv: list[str] | None = None) -> int:

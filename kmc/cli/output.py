@@ -29,8 +29,8 @@ def verdict_text(v: Verdict) -> str:
             return "always"
         if v.holds is False:
             assert v.trace is not None
-            return f"fails in {v.states:,} states (first after {v.trace.length} steps)"
-        return f"fails in {v.states:,} states so far" if v.states else "not decided"
+            return f"fails: {v.states:,} states, first at step {v.trace.length}"
+        return f"fails: {v.states:,} states so far" if v.states else "not decided"
     if v.holds is True:
         return "holds"
     if v.holds is False:

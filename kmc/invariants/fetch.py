@@ -87,15 +87,14 @@ def electable_leader(m: Fetch) -> Invariant:
 
 def writes_accepted(m: Fetch) -> Invariant:
     def holds(s: Any, X: Any) -> Any:
-        if m.acks != "all":
-            return True
-        refused = [X.and_(current_leader(m, s, X, r), m.isr_size(s, X, r) < m.min_isr) for r in m.R]
-        return X.not_(X.or_(*refused))
+        enough = (lambda r: m.isr_size(s, X, r) >= m.min_isr) if m.acks == "all" else (lambda r: True)
+        return X.or_(*[X.and_(current_leader(m, s, X, r), enough(r)) for r in m.R])
 
     return Invariant(
         "writes-accepted",
         holds,
-        "availability: the current leader accepts acks=all writes (ISR at least min.insync.replicas)",
+        "availability: a leader that knows it leads accepts writes (with acks=all, its ISR has "
+        "min.insync.replicas members); fails while leaderless or NotEnoughReplicas",
         report=True,
     )
 
