@@ -3,6 +3,8 @@
 Level by level in a deterministic order (initial states, then instance order), so the first
 state found violating an invariant lies at the smallest depth: its trace is a shortest
 counterexample. States are dictionary keys, compared exactly: no fingerprint collisions.
+With symmetry, a state is stored under its canonical form (kmc/checker/symmetry.py) but the
+search goes on from the concrete state found first, so traces stay concrete.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Sequence
 from kmc.checker.result import CheckResult, Progress
 from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits, ProgressHook, Violations, finish
+from kmc.checker.symmetry import Symmetry
 from kmc.model.core import Invariant, Model, State
 
 
@@ -25,14 +28,15 @@ def check(
     started = time.perf_counter()
     sm = ScalarModel(model)
     violations = Violations(invariants)
-    parents: dict[State, tuple[State, int] | None] = {}
+    parents: dict[State, tuple[State, int] | None] = {}  # by key: the parent's concrete state
+    key = Symmetry(model.schema).canonical if limits.symmetry else _itself
     generated = 0
     stopped_by: str | None = None
 
-    def discover(state: State, link: tuple[State, int] | None) -> bool:
-        """Record a new state; True when the run must stop because of it."""
+    def discover(state: State, stored: State, link: tuple[State, int] | None) -> bool:
+        """Record a new state (stored under `stored`, its key); True when the run must stop because of it."""
         nonlocal stopped_by
-        parents[state] = link
+        parents[stored] = link
         pending = violations.pending
         if pending and violations.record(state, [pending[k] for k in sm.violated(state, [invariants[i] for i in pending])]):
             if not limits.keep_going:
@@ -46,9 +50,10 @@ def check(
     frontier: list[State] = []
     for init in model.initial_states():
         generated += 1
-        if init not in parents:
+        stored = key(init)
+        if stored not in parents:
             frontier.append(init)
-            if discover(init, None):
+            if discover(init, stored, None):
                 break
     depth = 1 if frontier else 0
 
@@ -60,10 +65,11 @@ def check(
         for state in frontier:
             for iid, nxt in sm.successors(state):
                 generated += 1
-                if nxt in parents:
+                stored = key(nxt)
+                if stored in parents:
                     continue
                 level.append(nxt)
-                if discover(nxt, (state, iid)):
+                if discover(nxt, stored, (state, iid)):
                     break
             if stopped_by is not None:
                 break
@@ -73,5 +79,10 @@ def check(
         if progress is not None:
             progress(Progress(depth, len(parents), generated, len(frontier), time.perf_counter() - started))
 
-    return finish(model, "scalar", started, violations, parents.get,
-                  distinct=len(parents), generated=generated, depth=depth, stopped_by=stopped_by)
+    return finish(model, "scalar", started, violations, lambda s: parents.get(key(s)),
+                  distinct=len(parents), generated=generated, depth=depth, stopped_by=stopped_by,
+                  symmetry=limits.symmetry)
+
+
+def _itself(state: State) -> State:
+    return state

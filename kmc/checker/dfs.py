@@ -13,6 +13,7 @@ from typing import Iterator, Sequence
 from kmc.checker.result import CheckResult, Progress
 from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits, ProgressHook, Violations, finish
+from kmc.checker.symmetry import Symmetry
 from kmc.model.core import Invariant, Model, State
 
 _PROGRESS_EVERY = 50_000
@@ -27,15 +28,16 @@ def check(
     started = time.perf_counter()
     sm = ScalarModel(model)
     violations = Violations(invariants)
-    parents: dict[State, tuple[State, int] | None] = {}
+    parents: dict[State, tuple[State, int] | None] = {}  # by key: the parent's concrete state
+    key = Symmetry(model.schema).canonical if limits.symmetry else (lambda s: s)
     generated = 0
     deepest = 0
     stopped_by: str | None = None
     cut = False
 
-    def discover(state: State, link: tuple[State, int] | None) -> bool:
+    def discover(state: State, stored: State, link: tuple[State, int] | None) -> bool:
         nonlocal stopped_by
-        parents[state] = link
+        parents[stored] = link
         pending = violations.pending
         bad = sm.violated(state, [invariants[i] for i in pending]) if pending else []
         if violations.record(state, [pending[k] for k in bad]) and not limits.keep_going:
@@ -47,9 +49,10 @@ def check(
     stack: list[tuple[State, Iterator[tuple[int, State]]]] = []
     for init in model.initial_states():
         generated += 1
-        if init in parents:
+        stored = key(init)
+        if stored in parents:
             continue
-        if discover(init, None):
+        if discover(init, stored, None):
             break
         stack.append((init, sm.successors(init)))
         deepest = max(deepest, 1)
@@ -61,12 +64,13 @@ def check(
                 continue
             iid, nxt = step
             generated += 1
-            if nxt in parents:
+            stored = key(nxt)
+            if stored in parents:
                 continue
             if limits.max_depth is not None and len(stack) >= limits.max_depth:
                 cut = True  # beyond the depth bound: not explored, so the run is incomplete
                 continue
-            if discover(nxt, (state, iid)):
+            if discover(nxt, stored, (state, iid)):
                 break
             stack.append((nxt, sm.successors(nxt)))
             deepest = max(deepest, len(stack))
@@ -77,5 +81,6 @@ def check(
 
     if stopped_by is None and cut:
         stopped_by = "max-depth"
-    return finish(model, "dfs", started, violations, parents.get,
-                  distinct=len(parents), generated=generated, depth=deepest, stopped_by=stopped_by)
+    return finish(model, "dfs", started, violations, lambda s: parents.get(key(s)),
+                  distinct=len(parents), generated=generated, depth=deepest, stopped_by=stopped_by,
+                  symmetry=limits.symmetry)

@@ -49,6 +49,8 @@ class CheckResult:
     stopped_by: str | None  # "violation", "max-states", "max-depth", or None
     invariants: dict[str, Verdict] = field(default_factory=dict)
     peak_memory_bytes: int = 0
+    symmetry: bool = False  # states told apart only up to renaming replicas
+    bytes_per_state: float | None = None  # stored keys and parent links per distinct state (vector engine)
 
     @property
     def states_per_second(self) -> float:
@@ -71,6 +73,8 @@ class CheckResult:
             "seconds": round(self.seconds, 3),
             "states_per_second": round(self.states_per_second) if self.seconds > 0 else None,
             "peak_memory_bytes": self.peak_memory_bytes,
+            "bytes_per_state": None if self.bytes_per_state is None else round(self.bytes_per_state, 1),
+            "symmetry": self.symmetry,
             "complete": self.complete,
             "stopped_by": self.stopped_by,
             "invariants": {n: v.to_json() for n, v in self.invariants.items()},

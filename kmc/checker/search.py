@@ -15,11 +15,13 @@ ProgressHook = Callable[[Progress], None]
 
 @dataclass(frozen=True)
 class Limits:
-    """Bounds that end a run cleanly. max_depth counts levels, the initial states being level 1."""
+    """Bounds that end a run cleanly, and how states are told apart. max_depth counts
+    levels, the initial states being level 1."""
 
     max_states: int | None = None
     max_depth: int | None = None
     keep_going: bool = False  # explore on after a violation: every invariant its own trace
+    symmetry: bool = False  # states equal up to renaming replicas count once (kmc/checker/symmetry.py)
 
 
 class Violations:
@@ -48,6 +50,13 @@ class Violations:
                 new = new or k not in self.counts
         return new
 
+    def record_many(self, k: int, first: State, count: int) -> None:
+        """Invariant k fails in `count` new states, `first` being the first found (engines
+        that check a whole batch at once)."""
+        if k in self.counts:
+            self.counts[k] += count
+        self.first.setdefault(k, first)
+
 
 def finish(
     model: Model,
@@ -60,6 +69,8 @@ def finish(
     generated: int,
     depth: int,
     stopped_by: str | None,
+    symmetry: bool = False,
+    bytes_per_state: float | None = None,
 ) -> CheckResult:
     complete = stopped_by is None
     verdicts: dict[str, Verdict] = {}
@@ -83,4 +94,6 @@ def finish(
         stopped_by=stopped_by,
         invariants=verdicts,
         peak_memory_bytes=peak_memory_bytes(),
+        symmetry=symmetry,
+        bytes_per_state=bytes_per_state,
     )

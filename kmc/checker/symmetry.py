@@ -1,0 +1,115 @@
+"""Symmetry reduction: states equal up to a renaming of replica ids count once.
+
+A permutation p of the replica ids moves every element along the axes a field indexes by
+replica (`Field.replica_axes`) and renames the values of fields that hold replica ids
+(`Field.holds_replica`, -1 meaning none). The canonical form of a state is the smallest of
+its permuted images as a tuple, which is also the smallest packed key (packing preserves
+tuple order). Engines store a state's canonical form for deduplication but keep exploring
+from the concrete state they found first, so traces stay concrete and replayable.
+
+The reduction is sound only when the model and the invariants treat replicas alike: every
+action family ranges over all replicas, and the initial states are closed under renaming.
+The replication model is such a model.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from operator import itemgetter
+from typing import Sequence
+
+import numpy as np
+
+from kmc.checker.packing import Layout, Packing
+from kmc.errors import BadInput
+from kmc.model.core import Schema, State
+
+MAX_REPLICAS = 5  # 120 permutations; beyond that canonicalisation costs more than it saves
+
+
+class Symmetry:
+    """The permutations of a schema's replica ids, acting on flat states."""
+
+    def __init__(self, schema: Schema):
+        sizes = {f.shape[a] for f in schema.fields for a in f.replica_axes}
+        holders = [f for f in schema.fields if f.holds_replica]
+        if not sizes and not holders:
+            raise BadInput("--symmetry: the model declares no replica axes or replica-valued fields")
+        if len(sizes) > 1:
+            raise BadInput(f"--symmetry: the model's replica axes have different sizes {sorted(sizes)}")
+        n = sizes.pop() if sizes else max(f.hi for f in holders) + 1
+        for f in holders:
+            if f.lo < -1 or f.hi > n - 1:
+                raise BadInput(f"--symmetry: field {f.name} holds replica ids but ranges over [{f.lo}, {f.hi}], "
+                               f"not within [-1, {n - 1}]")
+        if n > MAX_REPLICAS:
+            raise BadInput(f"--symmetry supports at most {MAX_REPLICAS} replicas ({math.factorial(MAX_REPLICAS)} "
+                           f"permutations); this model has {n}")
+        self.schema = schema
+        self.replicas = n
+        self.perms: list[tuple[int, ...]] = list(itertools.permutations(range(n)))  # identity first
+        width = schema.width
+        self.holds = np.array([pos for f in holders for pos, _ in schema.positions(f.name)], dtype=np.int64)
+        dest = np.empty((len(self.perms), width), dtype=np.int64)
+        tables = np.empty((len(self.perms), n + 1), dtype=np.int64)  # value v at index v + 1
+        for k, p in enumerate(self.perms):
+            tables[k] = [-1, *p]
+            for f in schema.fields:
+                base = schema.offset[f.name]
+                strides = [math.prod(f.shape[a + 1:]) for a in range(len(f.shape))]
+                for pos, idx in schema.positions(f.name):
+                    moved = [p[i] if a in f.replica_axes else i for a, i in enumerate(idx)]
+                    dest[k, pos] = base + sum(i * s for i, s in zip(moved, strides))
+        self.dest = dest  # position j of a state goes to position dest[p, j] of its image under p
+        self.tables = tables
+        source = np.empty_like(dest)
+        for k in range(len(self.perms)):
+            source[k, dest[k]] = np.arange(width)
+        self._getters = [itemgetter(*row.tolist()) for row in source]
+        self._holds = self.holds.tolist()
+        self._maps = [row.tolist() for row in tables]
+
+    # -- one state at a time (the scalar engines) ---------------------------------------
+
+    def permute(self, state: Sequence[int], k: int) -> State:
+        """The image of a state under permutation number k."""
+        image = list(self._getters[k](state))
+        table = self._maps[k]
+        for pos in self._holds:
+            image[pos] = table[image[pos] + 1]
+        return tuple(image)
+
+    def canonical(self, state: Sequence[int]) -> State:
+        """The smallest image of the state: equal for exactly the states of one orbit."""
+        return min(self.permute(state, k) for k in range(len(self.perms)))
+
+    # -- batches (the vector engine) ------------------------------------------------------
+
+    def layouts(self, packing: Packing) -> list[Layout]:
+        """One packing layout per permutation: packing a state under layout k gives the
+        words of its image under permutation k."""
+        out = []
+        for k in range(len(self.perms)):
+            d = self.dest[k]
+            out.append(Layout(packing.lo, packing.word[d], packing.mult[d], packing.words,
+                              self.holds, self.tables[k], -1))
+        return out
+
+
+def lexmin(keys: np.ndarray) -> np.ndarray:
+    """The lexicographically smallest words over the first axis: (P x W x N) -> (W x N)."""
+    if keys.shape[0] == 1:
+        return keys[0]
+    if keys.shape[1] == 1:
+        return keys.min(axis=0)
+    best = keys[0].copy()
+    for k in range(1, keys.shape[0]):
+        cand = keys[k]
+        less = cand[0] < best[0]
+        same = cand[0] == best[0]
+        for w in range(1, keys.shape[1]):
+            less |= same & (cand[w] < best[w])
+            same &= cand[w] == best[w]
+        best[:, less] = cand[:, less]
+    return best
