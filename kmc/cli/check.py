@@ -31,6 +31,9 @@ def run_options(command: Any) -> Any:
                          help="stop after this many distinct states (the run is then incomplete)"),
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
+            click.option("--symmetry", is_flag=True,
+                         help="count states equal up to renaming replicas once (sound when the model and "
+                              "invariants treat replicas alike, as replication does)"),
             click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
             click.option("--quiet", "-q", is_flag=True, help="no progress on stderr"),
         ]
@@ -71,6 +74,7 @@ def run_check(
     engine: str,
     max_states: int | None,
     max_depth: int | None,
+    symmetry: bool,
     as_json: bool,
     quiet: bool,
     **settings: Any,
@@ -81,7 +85,7 @@ def run_check(
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
     printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
     try:
-        result = engines.run(engine, model, checked, Limits(max_states, max_depth, keep_going), printer)
+        result = engines.run(engine, model, checked, Limits(max_states, max_depth, keep_going, symmetry), printer)
     finally:
         printer.done()
     docs = {i.name: i for i in checked}

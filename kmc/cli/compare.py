@@ -87,6 +87,7 @@ def run_compare(
     engine: str,
     max_states: int | None,
     max_depth: int | None,
+    symmetry: bool,
     as_json: bool,
     quiet: bool,
     **settings: Any,
@@ -101,7 +102,8 @@ def run_compare(
     for model, invariants in built:
         printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
         try:
-            result = engines.run(engine, model, invariants, Limits(max_states, max_depth, keep_going=True), printer)
+            limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry)
+            result = engines.run(engine, model, invariants, limits, printer)
         finally:
             printer.done()
         for inv in invariants:
