@@ -14,6 +14,20 @@ def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
     return registry.build(name, **settings)
 
 
+def states_within(model: Model, steps: int) -> set[tuple[int, ...]]:
+    """Every state reachable in at most `steps` steps, by a plain BFS independent of the engines:
+    tests use it to confirm that a counterexample is shortest."""
+    from kmc.checker.scalar import ScalarModel
+
+    sm = ScalarModel(model)
+    seen = set(model.initial_states())
+    frontier = list(seen)
+    for _ in range(steps):
+        frontier = [n for s in frontier for _, n in sm.successors(s) if n not in seen]
+        seen.update(frontier)
+    return seen
+
+
 @pytest.fixture
 def run_kmc(capsys: pytest.CaptureFixture[str]):
     from kmc.cli.main import main

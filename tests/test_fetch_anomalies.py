@@ -13,6 +13,7 @@ from kmc.model.fetch import Fetch
 from kmc.registry import select
 from kmc.traces.replay import replay
 from kmc.traces.scenario import run_scenario
+from tests.conftest import states_within
 
 THREE_FETCH_ROUNDS = [
     "produce(r1)", "fetch(r2)", "fetch_response(r2)",
@@ -63,16 +64,6 @@ def test_seed_divergence_story() -> None:
     last = epoch.describe(run_scenario(epoch, DIVERGENCE).last)
     assert (last["r1.log"], last["r2.log"]) == ("[m0@e0 m1@e0]", "[m0@e0 m1@e0 m2@e1]")
     assert failing(epoch, DIVERGENCE) == []
-
-
-def states_within(model: Fetch, steps: int) -> set:
-    sm = ScalarModel(model)
-    seen = set(model.initial_states())
-    frontier = list(seen)
-    for _ in range(steps):
-        frontier = [n for s in frontier for _, n in sm.successors(s) if n not in seen]
-        seen.update(frontier)
-    return seen
 
 
 @pytest.mark.parametrize("invariant", ["committed-never-lost", "no-log-divergence"])

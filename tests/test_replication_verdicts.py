@@ -10,21 +10,10 @@ from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits
 from kmc.registry import select
 from kmc.traces.replay import replay
-from tests.conftest import build
+from tests.conftest import build, states_within
 
 MODES = ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]
 TWO_REPLICAS_STRONG_ISR_VIOLATED = {"hw", "kip101"}
-
-
-def states_within(model, steps: int) -> set:
-    """Every state reachable in at most `steps` steps, by a plain BFS written here."""
-    sm = ScalarModel(model)
-    seen = set(model.initial_states())
-    frontier = list(seen)
-    for _ in range(steps):
-        frontier = [n for s in frontier for _, n in sm.successors(s) if n not in seen]
-        seen.update(frontier)
-    return seen
 
 
 @pytest.mark.parametrize("mode", MODES)
