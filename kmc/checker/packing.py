@@ -80,14 +80,15 @@ class Packing:
     def __init__(self, lo: Sequence[int], hi: Sequence[int], *, what: str = "state"):
         if len(lo) != len(hi) or not lo:
             raise ValueError("packing needs one (lo, hi) range per position, and at least one")
+        for j, (a, b) in enumerate(zip(lo, hi)):
+            if a > b:
+                raise ValueError(f"position {j}: empty range [{a}, {b}]")
+            if a < -(2**63) or b >= 2**63:
+                raise BadInput(f"position {j} of the {what} ranges over [{a}, {b}]: "
+                               "packing needs values that fit in 64-bit signed integers")
         self.lo = np.array(lo, dtype=np.int64)
         self.hi = np.array(hi, dtype=np.int64)
         radix = [h - l + 1 for l, h in zip(lo, hi)]
-        for j, r in enumerate(radix):
-            if r < 1:
-                raise ValueError(f"position {j}: empty range [{lo[j]}, {hi[j]}]")
-            if r > 2**WORD_BITS:
-                raise BadInput(f"position {j} of the {what} ranges over {r} values: more than a 64-bit word holds")
         self.radix = radix
         self.bits = sum(math.log2(r) for r in radix)
         # greedy cut: a word takes positions while the product of their radices fits 64 bits

@@ -59,14 +59,34 @@ def level_dtype(lo: Sequence[int], hi: Sequence[int]) -> np.dtype:
 
 
 @dataclass
+class _Level:
+    """States of one BFS level, twice: a column per position (for the lifted operations)
+    and a row per state (for gathering states); and their keys under every layout."""
+
+    cols: np.ndarray  # positions x states
+    rows: np.ndarray  # states x positions
+    keys: np.ndarray  # layouts x words x states, uint64
+
+    @property
+    def size(self) -> int:
+        return self.rows.shape[0]
+
+    def head(self, n: int) -> _Level:
+        if n == self.size:
+            return self
+        return _Level(self.cols[:, :n], self.rows[:n], self.keys[:, :, :n])
+
+
+@dataclass
 class _Successors:
-    """The successors one instance gives a level: enabled rows, changed positions, values."""
+    """The successors one instance gives a level: enabled parents, changed positions, values."""
 
     iid: int
-    rows: np.ndarray  # indices of the enabled parents in the level, ascending
+    parents: np.ndarray  # indices of the enabled parents in the level, ascending
     positions: np.ndarray  # changed positions (u,)
-    values: np.ndarray  # their new values (u x rows)
-    keys: np.ndarray  # canonical keys of the successors (words x rows)
+    values: np.ndarray  # their new values (u x successors)
+    keys: np.ndarray  # keys under every layout (layouts x words x successors)
+    canonical: np.ndarray  # the smallest of those (words x successors)
 
 
 class _Search:
@@ -97,34 +117,42 @@ class _Search:
         self.iid_dtype = np.uint8 if len(self.instances) <= 256 else np.uint16
         self.generated = 0
         self.stopped_by: str | None = None
-        self._multipliers: dict[tuple[int, ...], np.ndarray] = {}
+        self.word_of = np.stack([lay.word for lay in self.layouts])  # layouts x positions
+        self.mult_of = np.stack([lay.mult for lay in self.layouts])
+        self.mapped = np.zeros(schema.width, dtype=bool)
+        if self.symmetry is not None:
+            self.mapped[self.symmetry.holds] = True
 
     # -- the search ----------------------------------------------------------------------
 
     def run(self) -> CheckResult:
         limits = self.limits
         initial = self.model.initial_states()
-        frontier = np.zeros((self.schema.width, 0), dtype=self.dtype)
         depth = 0
+        level: _Level | None = None
         if initial:
-            columns = np.array(initial, dtype=np.int64).T
-            self._check_range(columns, "an initial state")
-            columns = columns.astype(self.dtype)
-            keys = lexmin(self._pack_all(columns))
+            rows = np.array(initial, dtype=np.int64)
+            self._check_range(rows, "an initial state")
+            rows = rows.astype(self.dtype)
+            keys = self._pack_all(_transpose(rows))
             rank = np.arange(len(initial), dtype=np.int64)
-            frontier = self._accept(columns, keys, rank, lambda order: columns[:, order], level=0)
-            depth = 1
-        parent_keys = self._pack_all(frontier) if frontier.shape[1] else None
 
-        while frontier.shape[1] and self.stopped_by is None:
+            def build(order: np.ndarray) -> _Level:
+                chosen = np.ascontiguousarray(rows[order])
+                return _Level(_transpose(chosen), chosen, np.ascontiguousarray(keys[:, :, order]))
+
+            level = self._accept(lexmin(keys), rank, build, depth=0)
+            depth = 1
+
+        while level is not None and level.size and self.stopped_by is None:
             if limits.max_depth is not None and depth >= limits.max_depth:
                 self.stopped_by = "max-depth"
                 break
-            frontier, parent_keys = self._step(frontier, parent_keys, level=depth)
-            if frontier.shape[1]:
+            level = self._step(level, depth)
+            if level.size:
                 depth += 1
             if self.progress is not None:
-                self.progress(Progress(depth, len(self.visited), self.generated, frontier.shape[1],
+                self.progress(Progress(depth, len(self.visited), self.generated, level.size,
                                        time.perf_counter() - self.started))
 
         stored = self.visited.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
@@ -135,71 +163,73 @@ class _Search:
                       symmetry=self.symmetry is not None,
                       bytes_per_state=stored / distinct if distinct else None)
 
-    def _step(self, frontier: np.ndarray, parent_keys: Any, level: int) -> tuple[np.ndarray, Any]:
-        """The next level from `frontier` (positions x states) and its states' keys."""
-        n = frontier.shape[1]
-        view = self.schema.view(list(frontier))
+    def _step(self, level: _Level, depth: int) -> _Level:
+        """The next level: every enabled instance on every state of `level`."""
+        view = self.schema.view(list(level.cols))
         found: list[_Successors] = []
         for inst in self.instances:
-            rows = _enabled(inst.action.guard(view, self.X, *inst.args), n)
-            if rows.size:
-                found.append(self._successors(inst, frontier, parent_keys, rows))
+            parents = _enabled(inst.action.guard(view, self.X, *inst.args), level.size)
+            if parents.size:
+                found.append(self._successors(inst, level, parents))
         if not found:
-            return np.zeros((self.schema.width, 0), dtype=self.dtype), None
+            return _Level(level.cols[:, :0], level.rows[:0], level.keys[:, :, :0])
         count = len(self.instances)
-        keys = np.concatenate([s.keys for s in found], axis=1)
-        rank = np.concatenate([s.rows.astype(np.int64) * count + s.iid for s in found])
+        canonical = np.concatenate([s.canonical for s in found], axis=1)
+        rank = np.concatenate([s.parents.astype(np.int64) * count + s.iid for s in found])
 
-        def build(order_rank: np.ndarray) -> np.ndarray:
+        def build(order_rank: np.ndarray) -> _Level:
             parents = order_rank // count
             iids = order_rank % count
-            block = np.take(frontier, parents, axis=1)
-            by_iid = np.argsort(iids, kind="stable")  # each instance's rows, parents ascending
+            rows = np.take(level.rows, parents, axis=0)
+            keys = np.empty(level.keys.shape[:2] + (len(order_rank),), dtype=U64)
+            by_iid = np.argsort(iids, kind="stable")  # each instance's successors, parents ascending
             bounds = np.concatenate([[0], np.cumsum(np.bincount(iids, minlength=count))])
             for s in found:
                 where = by_iid[bounds[s.iid]:bounds[s.iid + 1]]
                 if where.size:
-                    local = np.searchsorted(s.rows, parents[where])
-                    block[s.positions[:, None], where[None, :]] = s.values[:, local]
-            return block
+                    local = np.searchsorted(s.parents, parents[where])
+                    rows[where[:, None], s.positions[None, :]] = s.values[:, local].T
+                    keys[:, :, where] = s.keys[:, :, local]
+            return _Level(_transpose(rows), rows, keys)
 
-        nxt = self._accept(None, keys, rank, build, level=level)
-        return nxt, (self._pack_all(nxt) if nxt.shape[1] else None)
+        return self._accept(canonical, rank, build, depth)
 
-    def _accept(self, columns: Any, keys: np.ndarray, rank: np.ndarray, build: Any, level: int) -> np.ndarray:
-        """Deduplicate candidates (keys, rank = their order in the scalar engine), drop the
-        visited ones, check invariants, apply the limits; record and return the new level."""
-        sort_key, extras = self.fmt.split(keys)
+    def _accept(self, canonical: np.ndarray, rank: np.ndarray, build: Any, depth: int) -> _Level:
+        """From candidate successors (canonical keys, and rank: their order in the scalar
+        engine), keep each key's first occurrence, drop the visited ones, check invariants,
+        apply the limits; record the new level and return it."""
+        sort_key, extras = self.fmt.split(canonical)
         s, e, first = first_occurrences(sort_key, extras, rank)
         known, pos = self.visited.find(s, e)
         new = np.flatnonzero(~known)
         order = new[np.argsort(first[new])]  # the new keys, in the scalar engine's order
         level_rank = first[order]
-        block = build(level_rank) if level else columns[:, level_rank]
-        if level == 0:
-            block = np.ascontiguousarray(block)
-        cut = self._limit(block, level)
+        level: _Level = build(level_rank)
+        cut = self._limit(level, depth)
         kept = np.sort(order[:cut])
         self.visited.merge(s[kept], [x[kept] for x in e], pos[kept])
-        self.generated += len(rank) if cut == len(order) else int(np.count_nonzero(rank <= level_rank[cut - 1]))
+        if self.stopped_by is None:
+            self.generated += len(rank)
+        else:  # the scalar engine stops right after the last state kept
+            self.generated += int(np.count_nonzero(rank <= level_rank[cut - 1]))
         count = len(self.instances)
-        if level == 0:
-            self.initial = [tuple(int(v) for v in block[:, j]) for j in range(cut)]
+        if depth == 0:
+            self.initial = [tuple(int(v) for v in row) for row in level.rows[:cut]]
         else:
             self.parents.append((level_rank[:cut] // count).astype(np.int32))
             self.iids.append((level_rank[:cut] % count).astype(self.iid_dtype))
-        return block[:, :cut] if cut < block.shape[1] else block
+        return level.head(cut)
 
-    def _limit(self, block: np.ndarray, level: int) -> int:
+    def _limit(self, level: _Level, depth: int) -> int:
         """How many states of the new level the run keeps: all, or up to the first violation
         (unless --continue) or to --max-states, as the scalar engine would stop."""
-        m = block.shape[1]
+        m = level.size
         cut, full = m, False
         if self.limits.max_states is not None and len(self.visited) + m >= self.limits.max_states:
             cut, full = self.limits.max_states - len(self.visited), True
         pending = self.violations.pending
         if pending and m:
-            view = self.schema.view(list(block))
+            view = self.schema.view(list(level.cols))
             bad = {k: _violating(self.invariants[k].predicate(view, self.X), m) for k in pending}
             safety = [int(b[0]) for k, b in bad.items() if not self.invariants[k].report and b.size and b[0] < cut]
             if safety and not self.limits.keep_going:
@@ -209,9 +239,9 @@ class _Search:
                 b = b[: np.searchsorted(b, cut)]
                 if b.size:
                     f = int(b[0])
-                    state = tuple(int(v) for v in block[:, f])
+                    state = tuple(int(v) for v in level.rows[f])
                     if k not in self.violations.first:
-                        self.found_at[state] = (level, f)
+                        self.found_at[state] = (depth, f)
                     self.violations.record_many(k, state, b.size)
         if full and self.stopped_by is None:
             self.stopped_by = "max-states"
@@ -219,10 +249,9 @@ class _Search:
 
     # -- successors and keys ---------------------------------------------------------------
 
-    def _successors(self, inst: Instance, frontier: np.ndarray, parent_keys: np.ndarray,
-                    rows: np.ndarray) -> _Successors:
-        k = rows.size
-        sub = np.take(frontier, rows, axis=1)
+    def _successors(self, inst: Instance, level: _Level, parents: np.ndarray) -> _Successors:
+        k = parents.size
+        sub = _transpose(np.take(level.rows, parents, axis=0))
         effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
         changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
         positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
@@ -237,42 +266,30 @@ class _Search:
             if bad.any():
                 r = int(np.flatnonzero(bad.any(axis=1))[0])
                 self._check_values(inst, int(positions[r]), values[r])
-        keys = self._child_keys(parent_keys, rows, positions, sub[positions], values)
-        return _Successors(inst.id, rows, positions, values, keys)
+        keys = self._child_keys(level.keys, parents, positions, sub[positions], values)
+        return _Successors(inst.id, parents, positions, values, keys, lexmin(keys))
 
-    def _child_keys(self, parent_keys: np.ndarray, rows: np.ndarray, positions: np.ndarray,
+    def _child_keys(self, parent_keys: np.ndarray, parents: np.ndarray, positions: np.ndarray,
                     old: np.ndarray, new: np.ndarray) -> np.ndarray:
-        """Canonical keys of successors: parents' keys (under every layout) plus the changed
-        digits times their multipliers, exactly in uint64 arithmetic."""
-        keys = parent_keys[:, :, rows]  # layouts x words x successors
-        if positions.size == 0:
-            return lexmin(keys)
-        p, w = keys.shape[0], keys.shape[1]
-        mult = self._multipliers_for(positions)  # layouts x words x positions
-        if self.symmetry is None:
-            mapped = np.zeros(positions.size, dtype=bool)
-        else:
-            mapped = np.isin(positions, self.symmetry.holds)
-        plain = ~mapped
-        if plain.any():
-            delta = (new[plain].astype(np.int64) - old[plain]).astype(U64)
-            keys += (mult[:, :, plain].reshape(p * w, -1) @ delta).reshape(keys.shape)
-        if mapped.any():
-            tables = self.symmetry.tables  # type: ignore[union-attr]
-            delta = (tables[:, new[mapped].astype(np.int64) + 1] - tables[:, old[mapped].astype(np.int64) + 1])
-            keys += np.matmul(mult[:, :, mapped], delta.astype(U64))
-        return lexmin(keys)
-
-    def _multipliers_for(self, positions: np.ndarray) -> np.ndarray:
-        """For changed positions: per layout and word, the multiplier of each (0 elsewhere)."""
-        key = tuple(positions.tolist())
-        cached = self._multipliers.get(key)
-        if cached is None:
-            cached = np.zeros((len(self.layouts), self.packing.words, len(key)), dtype=U64)
-            for li, lay in enumerate(self.layouts):
-                cached[li, lay.word[positions], np.arange(len(key))] = lay.mult[positions]
-            self._multipliers[key] = cached
-        return cached
+        """Keys of successors under every layout: their parents' keys plus, for each changed
+        position, (new digit - old digit) times its multiplier, exactly in uint64 arithmetic
+        (a negative difference wraps around and comes back when added)."""
+        keys = parent_keys[:, :, parents]  # layouts x words x successors
+        layouts = np.arange(keys.shape[0])
+        for r, j in enumerate(positions.tolist()):
+            if self.mapped[j]:  # a replica id: its digit differs by layout
+                tables = self.symmetry.tables  # type: ignore[union-attr]
+                delta = (tables[:, new[r].astype(np.int64) + 1] - tables[:, old[r].astype(np.int64) + 1]).view(U64)
+            else:
+                delta = (new[r].astype(np.int64) - old[r]).view(U64)
+            step = self.mult_of[:, j, None] * delta
+            if keys.shape[1] == 1:
+                keys[:, 0] += step
+            elif keys.shape[0] == 1:
+                keys[0, self.word_of[0, j]] += step[0]
+            else:
+                keys[layouts, self.word_of[:, j]] += step
+        return keys
 
     def _pack_all(self, columns: np.ndarray) -> np.ndarray:
         """Keys of states (positions x N) under every layout: layouts x words x N."""
@@ -288,10 +305,10 @@ class _Search:
             raise ValueError(f"action {inst.label} writes {bad} to {name}, outside its range [{lo}, {hi}]: "
                              "the vector engine packs states exactly and needs every value in range")
 
-    def _check_range(self, columns: np.ndarray, what: str) -> None:
-        bad = (columns < self.lo[:, None]) | (columns > self.hi[:, None])
+    def _check_range(self, rows: np.ndarray, what: str) -> None:
+        bad = (rows < self.lo) | (rows > self.hi)
         if bad.any():
-            pos = int(np.flatnonzero(bad.any(axis=1))[0])
+            pos = int(np.flatnonzero(bad.any(axis=0))[0])
             name = self.schema.element_names()[pos]
             raise ValueError(f"{what} has {name} outside its range [{self.lo[pos]}, {self.hi[pos]}]")
 
@@ -319,6 +336,18 @@ class _Search:
             if current != state:
                 raise ReplayError("vector engine: replaying the recorded path does not reach the violating state")
         return links
+
+
+def _transpose(rows: np.ndarray) -> np.ndarray:
+    """Rows (states x positions) as contiguous columns (positions x states), copied in
+    blocks of rows: several times faster than numpy's transposing copy in one go."""
+    out = np.empty((rows.shape[1], rows.shape[0]), dtype=rows.dtype)
+    for i in range(0, rows.shape[0], _BLOCK):
+        out[:, i:i + _BLOCK] = rows[i:i + _BLOCK].T
+    return out
+
+
+_BLOCK = 4096
 
 
 def _enabled(guard: Any, n: int) -> np.ndarray:

@@ -1,0 +1,114 @@
+"""The vector engine against the scalar reference: same distinct states, generated states,
+depth, verdicts and the same counterexamples (instance by instance, state by state), with
+and without symmetry, with every limit."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from kmc.checker import bfs, vector
+from kmc.checker.result import CheckResult
+from kmc.checker.search import Limits
+from kmc.registry import select
+from kmc.traces.replay import replay
+from tests.conftest import build
+
+MODES = ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]
+
+
+def outcome(result: CheckResult) -> dict[str, Any]:
+    """Everything two engines must agree on."""
+    return {
+        "distinct": result.distinct_states,
+        "generated": result.generated_states,
+        "depth": result.depth,
+        "stopped_by": result.stopped_by,
+        "verdicts": {
+            name: (v.holds, v.states, None if v.trace is None else
+                   [(None if s.instance is None else s.instance.label, s.state) for s in v.trace.steps])
+            for name, v in result.invariants.items()
+        },
+    }
+
+
+def assert_same_run(model, invariants, limits: Limits) -> CheckResult:
+    want = bfs.check(model, invariants, limits)
+    got = vector.check(model, invariants, limits)
+    assert outcome(got) == outcome(want)
+    assert got.engine == "vector" and got.symmetry == limits.symmetry
+    for inv in invariants:
+        trace = got.invariants[inv.name].trace
+        if trace is not None:
+            replay(trace, inv)
+    return got
+
+
+@pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "symmetry"])
+@pytest.mark.parametrize("keep_going", [False, True], ids=["first", "continue"])
+@pytest.mark.parametrize("mode", MODES)
+def test_two_replicas_every_invariant(mode: str, keep_going: bool, symmetry: bool) -> None:
+    model, invariants = build("replication", mode=mode)
+    assert_same_run(model, invariants, Limits(keep_going=keep_going, symmetry=symmetry))
+
+
+THREE_REPLICAS = [
+    pytest.param("hw", False, id="hw"),
+    pytest.param("hw", True, id="hw-symmetry"),
+    pytest.param("kip101", False, id="kip101", marks=pytest.mark.slow),  # the scalar run takes ~25 s
+    pytest.param("kip101", True, id="kip101-symmetry"),
+    pytest.param("kip279", False, id="kip279", marks=pytest.mark.slow),
+    pytest.param("kip279", True, id="kip279-symmetry"),
+]
+
+
+@pytest.mark.parametrize("mode,symmetry", THREE_REPLICAS)
+def test_three_replicas_strong_isr_first_violation(mode: str, symmetry: bool) -> None:
+    model, invariants = build("replication", mode=mode, replicas=3, max_leader_epoch=3)
+    result = assert_same_run(model, select(invariants, ["strong-isr"]), Limits(symmetry=symmetry))
+    assert result.invariants["strong-isr"].holds is False and result.stopped_by == "violation"
+
+
+@pytest.mark.parametrize("max_states", [1, 2, 37, 500, 5972, 5973, 6000])
+def test_max_states_stops_at_the_same_state(max_states: int) -> None:
+    model, invariants = build("replication", mode="kip320")
+    result = assert_same_run(model, invariants, Limits(max_states=max_states))
+    assert result.distinct_states == min(max_states, 5973)
+
+
+@pytest.mark.parametrize("max_states", [300, 1000])
+def test_max_states_with_violations_and_continue(max_states: int) -> None:
+    model, invariants = build("replication", mode="hw")
+    assert_same_run(model, invariants, Limits(max_states=max_states, keep_going=True))
+    assert_same_run(model, invariants, Limits(max_states=max_states, symmetry=True))
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, 7, 18, 19])
+def test_max_depth(max_depth: int) -> None:
+    model, invariants = build("replication", mode="kip320")
+    assert_same_run(model, invariants, Limits(max_depth=max_depth))
+
+
+@pytest.mark.parametrize("mode", ["hw", "epoch", "epoch-fenced"])
+def test_fetch_model_with_reports(mode: str) -> None:
+    """A second model, with availability reports (counted on every state, never stopping)."""
+    model, invariants = build("fetch", mode=mode)
+    assert_same_run(model, invariants, Limits(max_states=6000))
+
+
+def test_memory_per_state_is_reported_and_small(run_kmc) -> None:
+    rc, out, _ = run_kmc("check", "replication", "--mode", "hw", "--engine", "vector", "--no-invariants", "--json", "--quiet")
+    data = json.loads(out)
+    assert rc == 0 and data["engine"] == "vector" and data["distinct_states"] == 10131
+    assert 8 <= data["bytes_per_state"] < 64 and data["symmetry"] is False
+
+
+def test_cli_symmetry_flag(run_kmc) -> None:
+    rc, out, _ = run_kmc("check", "replication", "--mode", "hw", "--symmetry", "--invariant", "strong-isr", "--quiet")
+    assert rc == 12 and "strong-isr  VIOLATED (9 steps)" in out
+    rc, out, _ = run_kmc("compare", "replication", "--modes", "kip279,kip320", "--symmetry", "--json", "--quiet")
+    data = json.loads(out)
+    assert rc == 0 and [m["distinct_states"] for m in data["modes"]] == [4514, 2987]
+    assert all(m["symmetry"] for m in data["modes"])
