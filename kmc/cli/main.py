@@ -12,6 +12,7 @@ import traceback
 import click
 
 from kmc import __version__
+from kmc.cli.bench import bench
 from kmc.cli.check import check
 from kmc.cli.compare import compare
 from kmc.cli.listing import list_models
@@ -31,6 +32,7 @@ cli.add_command(check)
 cli.add_command(compare)
 cli.add_command(list_models)
 cli.add_command(trace)
+cli.add_command(bench)
 
 
 def main(argv: list[str] | None = None) -> int:

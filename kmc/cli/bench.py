@@ -1,0 +1,161 @@
+"""`kmc bench`: fixed configurations (benchmarks/configs.toml), each run by the vector engine and
+by the scalar reference engine in one process: distinct states, seconds, states/s, the ratio
+vector/scalar, and whether both engines explored the same states.
+
+Above --scalar-max-states the scalar engine stops at that many states; its states/s is then
+measured on that prefix of the search, and the vector engine also runs that prefix, so that
+agreement is still checked state count for state count.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kmc import registry
+from kmc.checker import engines
+from kmc.checker.result import CheckResult
+from kmc.checker.search import Limits
+from kmc.cli.progress import ProgressPrinter
+from kmc.errors import BadInput
+
+DEFAULT_CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs.toml"
+EXIT_OK, EXIT_DISAGREE = 0, 1
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    model: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    symmetry: bool = False
+
+
+def load(path: Path) -> list[Config]:
+    """The configurations of a TOML file: [[config]] tables with name, model, settings, symmetry."""
+    if not path.is_file():
+        raise BadInput(f"no benchmark configurations at {path}; pass --configs FILE")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise BadInput(f"{path}: not valid TOML: {e}") from e
+    configs = []
+    for k, entry in enumerate(data.get("config", [])):
+        unknown = set(entry) - {"name", "model", "settings", "symmetry"}
+        if unknown or "name" not in entry or "model" not in entry:
+            raise BadInput(f"{path}: configuration {k + 1} needs name and model, and may have settings and "
+                           f"symmetry (unknown: {', '.join(sorted(unknown)) or 'none'})")
+        configs.append(Config(entry["name"], entry["model"], dict(entry.get("settings", {})),
+                              bool(entry.get("symmetry", False))))
+    if not configs:
+        raise BadInput(f"{path}: no [[config]] tables")
+    return configs
+
+
+@dataclass
+class Row:
+    config: Config
+    vector: CheckResult
+    scalar: CheckResult | None
+    agree: str
+
+    @property
+    def ratio(self) -> float | None:
+        if self.scalar is None or self.scalar.states_per_second <= 0:
+            return None
+        return self.vector.states_per_second / self.scalar.states_per_second
+
+    def to_json(self) -> dict[str, Any]:
+        def part(r: CheckResult | None) -> dict[str, Any] | None:
+            if r is None:
+                return None
+            return {"distinct_states": r.distinct_states, "seconds": round(r.seconds, 3),
+                    "states_per_second": round(r.states_per_second), "complete": r.complete,
+                    "bytes_per_state": None if r.bytes_per_state is None else round(r.bytes_per_state, 1)}
+
+        return {"name": self.config.name, "model": self.config.model, "settings": self.config.settings,
+                "symmetry": self.config.symmetry, "vector": part(self.vector), "scalar": part(self.scalar),
+                "ratio": None if self.ratio is None else round(self.ratio, 1), "agree": self.agree}
+
+
+def outcome(r: CheckResult) -> tuple[Any, ...]:
+    verdicts = tuple((n, v.holds, None if v.trace is None else v.trace.length) for n, v in r.invariants.items())
+    return r.distinct_states, r.generated_states, r.depth, r.stopped_by, verdicts
+
+
+def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
+    model, invariants = registry.build(cfg.model, **cfg.settings)
+
+    def run(engine: str, max_states: int | None) -> CheckResult:
+        printer = ProgressPrinter(f"{cfg.name} {engine}", quiet=quiet)
+        try:
+            return engines.run(engine, model, invariants,
+                               Limits(max_states, keep_going=True, symmetry=cfg.symmetry), printer)
+        finally:
+            printer.done()
+
+    vector = run("vector", None)
+    if scalar_max_states < 0:
+        return Row(cfg, vector, None, "not run")
+    cap = scalar_max_states if 0 < scalar_max_states < vector.distinct_states else None
+    scalar = run("scalar", cap)
+    if cap is None:
+        agree = "yes" if outcome(scalar) == outcome(vector) else "NO"
+    else:
+        same = outcome(scalar) == outcome(run("vector", cap))
+        agree = f"yes (first {cap:,} states)" if same else f"NO (first {cap:,} states)"
+    return Row(cfg, vector, scalar, agree)
+
+
+@click.command("bench")
+@click.option("--configs", "path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"TOML file of [[config]] tables (default: {DEFAULT_CONFIGS.parent.name}/{DEFAULT_CONFIGS.name} "
+                   "of this checkout)")
+@click.option("--only", multiple=True, metavar="NAME", help="run only this configuration (repeatable)")
+@click.option("--scalar-max-states", type=click.IntRange(-1, None), default=200_000, show_default=True,
+              help="stop the scalar engine after this many states (0: never stop it; -1: do not run it)")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines")
+@click.option("--quiet", "-q", is_flag=True, help="no progress on stderr")
+def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, as_json: bool, quiet: bool) -> int:
+    """Run the benchmark configurations with the vector and the scalar engine, side by side."""
+    configs = load(path or DEFAULT_CONFIGS)
+    if only:
+        names = {c.name for c in configs}
+        for n in only:
+            if n not in names:
+                raise BadInput(f"--only: unknown configuration {n!r}; allowed: {', '.join(sorted(names))}")
+        configs = [c for c in configs if c.name in only]
+    for c in configs:
+        registry.build(c.model, **c.settings)  # every configuration validated before anything runs
+    rows = [run_one(c, scalar_max_states, quiet) for c in configs]
+    if as_json:
+        click.echo(json.dumps({"configs": [r.to_json() for r in rows]}, indent=1))
+    else:
+        print_table(rows)
+    return EXIT_DISAGREE if any(r.agree.startswith("NO") for r in rows) else EXIT_OK
+
+
+def print_table(rows: list[Row]) -> None:
+    table = Table(title="kmc bench: vector against scalar, distinct states per second", title_justify="left")
+    for name, justify in [("configuration", "left"), ("states", "right"), ("vector s", "right"),
+                          ("vector states/s", "right"), ("bytes/state", "right"), ("scalar states", "right"),
+                          ("scalar s", "right"), ("scalar states/s", "right"), ("ratio", "right"),
+                          ("same states", "left")]:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for r in rows:
+        v, s = r.vector, r.scalar
+        table.add_row(
+            r.config.name, f"{v.distinct_states:,}", f"{v.seconds:.2f}", f"{v.states_per_second:,.0f}",
+            "" if v.bytes_per_state is None else f"{v.bytes_per_state:.1f}",
+            "" if s is None else f"{s.distinct_states:,}", "" if s is None else f"{s.seconds:.2f}",
+            "" if s is None else f"{s.states_per_second:,.0f}", "" if r.ratio is None else f"{r.ratio:.1f}x",
+            r.agree,
+        )
+    Console(width=190).print(table)
