@@ -25,7 +25,7 @@ def run_options(command: Any) -> Any:
     """Options shared by check and compare: engine and limits."""
     for deco in reversed(
         [
-            click.option("--engine", type=click.Choice(list(engines.ENGINES)), default="scalar", show_default=True,
+            click.option("--engine", type=click.Choice(list(engines.ENGINES)), default="vector", show_default=True,
                          help="exploration engine"),
             click.option("--max-states", type=click.IntRange(1, None), default=None,
                          help="stop after this many distinct states (the run is then incomplete)"),
