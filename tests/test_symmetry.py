@@ -12,7 +12,7 @@ from kmc.checker import bfs, dfs, vector
 from kmc.checker.packing import Packing
 from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits
-from kmc.checker.symmetry import Symmetry
+from kmc.checker.symmetry import Symmetry, lexmin
 from kmc.errors import BadInput
 from kmc.model.core import Field, Schema
 from kmc.registry import select
@@ -135,3 +135,13 @@ def test_models_without_replicas_are_refused() -> None:
         Symmetry(Schema([Field("a", 0, 1, (2,), replica_axes=(0,)), Field("b", -1, 5, (), holds_replica=True)]))
     with pytest.raises(BadInput, match=f"at most 5 replicas \\({math.factorial(5)} permutations\\)"):
         Symmetry(build("replication", replicas=6)[0].schema)
+
+
+def test_lexmin_picks_the_smallest_words_of_each_state() -> None:
+    rng = np.random.default_rng(7)
+    for layouts, words in [(1, 1), (1, 2), (6, 1), (6, 2), (24, 3)]:
+        keys = rng.integers(0, 3, (200, layouts, words)).astype(np.uint64)
+        keys[:, :, 0] += np.uint64(2**64 - 3)  # the largest values too
+        got = lexmin(keys)
+        for n in range(200):
+            assert tuple(int(x) for x in got[:, n]) == min(tuple(int(x) for x in keys[n, k]) for k in range(layouts))

@@ -98,18 +98,19 @@ class Symmetry:
 
 
 def lexmin(keys: np.ndarray) -> np.ndarray:
-    """The lexicographically smallest words over the first axis: (P x W x N) -> (W x N)."""
-    if keys.shape[0] == 1:
-        return keys[0]
-    if keys.shape[1] == 1:
-        return keys.min(axis=0)
-    best = keys[0].copy()
-    for k in range(1, keys.shape[0]):
-        cand = keys[k]
-        less = cand[0] < best[0]
-        same = cand[0] == best[0]
-        for w in range(1, keys.shape[1]):
-            less |= same & (cand[w] < best[w])
-            same &= cand[w] == best[w]
-        best[:, less] = cand[:, less]
-    return best
+    """The lexicographically smallest words of each state over its layouts:
+    (states x layouts x words) -> (words x states)."""
+    n, layouts, words = keys.shape
+    if layouts == 1:
+        return keys[:, 0, :].T
+    per_word = [np.ascontiguousarray(keys[:, :, w].T) for w in range(words)]  # layouts x states
+    out = np.empty((words, n), dtype=np.uint64)
+    out[0] = per_word[0].min(axis=0)
+    if words > 1:
+        same = per_word[0] == out[0]  # layouts still tied for smallest
+        for w in range(1, words):
+            others = (~same).astype(np.uint64) * np.uint64(2**64 - 1)  # all ones where not tied
+            out[w] = (per_word[w] | others).min(axis=0)
+            if w + 1 < words:
+                same &= per_word[w] == out[w]
+    return out

@@ -65,7 +65,7 @@ class _Level:
 
     cols: np.ndarray  # positions x states
     rows: np.ndarray  # states x positions
-    keys: np.ndarray  # layouts x words x states, uint64
+    keys: np.ndarray  # states x layouts x words, uint64 (a row per state, for gathering)
 
     @property
     def size(self) -> int:
@@ -74,7 +74,7 @@ class _Level:
     def head(self, n: int) -> _Level:
         if n == self.size:
             return self
-        return _Level(self.cols[:, :n], self.rows[:n], self.keys[:, :, :n])
+        return _Level(self.cols[:, :n], self.rows[:n], self.keys[:n])
 
 
 @dataclass
@@ -85,7 +85,7 @@ class _Successors:
     parents: np.ndarray  # indices of the enabled parents in the level, ascending
     positions: np.ndarray  # changed positions (u,)
     values: np.ndarray  # their new values (u x successors)
-    keys: np.ndarray  # keys under every layout (layouts x words x successors)
+    keys: np.ndarray  # keys under every layout (successors x layouts x words)
     canonical: np.ndarray  # the smallest of those (words x successors)
 
 
@@ -139,7 +139,7 @@ class _Search:
 
             def build(order: np.ndarray) -> _Level:
                 chosen = np.ascontiguousarray(rows[order])
-                return _Level(_transpose(chosen), chosen, np.ascontiguousarray(keys[:, :, order]))
+                return _Level(_transpose(chosen), chosen, keys[order])
 
             level = self._accept(lexmin(keys), rank, build, depth=0)
             depth = 1
@@ -172,24 +172,25 @@ class _Search:
             if parents.size:
                 found.append(self._successors(inst, level, parents))
         if not found:
-            return _Level(level.cols[:, :0], level.rows[:0], level.keys[:, :, :0])
+            return _Level(level.cols[:, :0], level.rows[:0], level.keys[:0])
         count = len(self.instances)
         canonical = np.concatenate([s.canonical for s in found], axis=1)
         rank = np.concatenate([s.parents.astype(np.int64) * count + s.iid for s in found])
 
         def build(order_rank: np.ndarray) -> _Level:
             parents = order_rank // count
-            iids = order_rank % count
+            iids = (order_rank % count).astype(self.iid_dtype)  # small ints: a radix sort below
             rows = np.take(level.rows, parents, axis=0)
-            keys = np.empty(level.keys.shape[:2] + (len(order_rank),), dtype=U64)
+            keys = np.empty((len(order_rank),) + level.keys.shape[1:], dtype=U64)
             by_iid = np.argsort(iids, kind="stable")  # each instance's successors, parents ascending
             bounds = np.concatenate([[0], np.cumsum(np.bincount(iids, minlength=count))])
             for s in found:
                 where = by_iid[bounds[s.iid]:bounds[s.iid + 1]]
                 if where.size:
                     local = np.searchsorted(s.parents, parents[where])
-                    rows[where[:, None], s.positions[None, :]] = s.values[:, local].T
-                    keys[:, :, where] = s.keys[:, :, local]
+                    for r, j in enumerate(s.positions.tolist()):
+                        rows[where, j] = s.values[r, local]
+                    keys[where] = np.take(s.keys, local, axis=0)
             return _Level(_transpose(rows), rows, keys)
 
         return self._accept(canonical, rank, build, depth)
@@ -202,7 +203,7 @@ class _Search:
         s, e, first = first_occurrences(sort_key, extras, rank)
         known, pos = self.visited.find(s, e)
         new = np.flatnonzero(~known)
-        order = new[np.argsort(first[new])]  # the new keys, in the scalar engine's order
+        order = new[_argsort_unique(first[new])]  # the new keys, in the scalar engine's order
         level_rank = first[order]
         level: _Level = build(level_rank)
         cut = self._limit(level, depth)
@@ -251,7 +252,7 @@ class _Search:
 
     def _successors(self, inst: Instance, level: _Level, parents: np.ndarray) -> _Successors:
         k = parents.size
-        sub = _transpose(np.take(level.rows, parents, axis=0))
+        sub = np.take(level.rows, parents, axis=0).T  # strided columns: cheaper than a transposing copy
         effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
         changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
         positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
@@ -274,26 +275,20 @@ class _Search:
         """Keys of successors under every layout: their parents' keys plus, for each changed
         position, (new digit - old digit) times its multiplier, exactly in uint64 arithmetic
         (a negative difference wraps around and comes back when added)."""
-        keys = parent_keys[:, :, parents]  # layouts x words x successors
-        layouts = np.arange(keys.shape[0])
+        keys = np.take(parent_keys, parents, axis=0)  # successors x layouts x words
         for r, j in enumerate(positions.tolist()):
             if self.mapped[j]:  # a replica id: its digit differs by layout
                 tables = self.symmetry.tables  # type: ignore[union-attr]
-                delta = (tables[:, new[r].astype(np.int64) + 1] - tables[:, old[r].astype(np.int64) + 1]).view(U64)
+                deltas = (tables[:, new[r].astype(np.int64) + 1] - tables[:, old[r].astype(np.int64) + 1]).view(U64)
             else:
-                delta = (new[r].astype(np.int64) - old[r]).view(U64)
-            step = self.mult_of[:, j, None] * delta
-            if keys.shape[1] == 1:
-                keys[:, 0] += step
-            elif keys.shape[0] == 1:
-                keys[0, self.word_of[0, j]] += step[0]
-            else:
-                keys[layouts, self.word_of[:, j]] += step
+                deltas = (new[r].astype(np.int64) - old[r]).view(U64)[None, :]
+            for li in range(keys.shape[1]):
+                keys[:, li, self.word_of[li, j]] += self.mult_of[li, j] * deltas[li if len(deltas) > 1 else 0]
         return keys
 
     def _pack_all(self, columns: np.ndarray) -> np.ndarray:
-        """Keys of states (positions x N) under every layout: layouts x words x N."""
-        return np.stack([lay.pack_columns(columns) for lay in self.layouts])
+        """Keys of states (positions x N) under every layout: N x layouts x words."""
+        return np.ascontiguousarray(np.stack([lay.pack_columns(columns) for lay in self.layouts]).transpose(2, 0, 1))
 
     # -- range checks ----------------------------------------------------------------------
 
@@ -336,6 +331,20 @@ class _Search:
             if current != state:
                 raise ReplayError("vector engine: replaying the recorded path does not reach the violating state")
         return links
+
+
+def _argsort_unique(values: np.ndarray) -> np.ndarray:
+    """argsort of distinct non-negative ints, by sorting value * 2**b + index when that fits
+    in 63 bits (numpy sorts several times faster than it argsorts)."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = max(n - 1, 1).bit_length()
+    if int(values.max()) >= 1 << (63 - shift):
+        return np.argsort(values)
+    combined = (values.astype(np.int64) << shift) | np.arange(n, dtype=np.int64)
+    combined.sort()
+    return combined & ((1 << shift) - 1)
 
 
 def _transpose(rows: np.ndarray) -> np.ndarray:
