@@ -21,6 +21,7 @@ from rich.table import Table
 
 from kmc import registry
 from kmc.checker import engines
+from kmc.checker.packing import Packing
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits
 from kmc.cli.progress import ProgressPrinter
@@ -62,6 +63,7 @@ def load(path: Path) -> list[Config]:
 @dataclass
 class Row:
     config: Config
+    key: str  # the packed key: words and bits
     vector: CheckResult
     scalar: CheckResult | None
     agree: str
@@ -81,7 +83,8 @@ class Row:
                     "bytes_per_state": None if r.bytes_per_state is None else round(r.bytes_per_state, 1)}
 
         return {"name": self.config.name, "model": self.config.model, "settings": self.config.settings,
-                "symmetry": self.config.symmetry, "vector": part(self.vector), "scalar": part(self.scalar),
+                "symmetry": self.config.symmetry, "key": self.key,
+                "vector": part(self.vector), "scalar": part(self.scalar),
                 "ratio": None if self.ratio is None else round(self.ratio, 1), "agree": self.agree}
 
 
@@ -92,6 +95,8 @@ def outcome(r: CheckResult) -> tuple[Any, ...]:
 
 def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
     model, invariants = registry.build(cfg.model, **cfg.settings)
+    packing = Packing.for_schema(model.schema)
+    key = f"{packing.bits:.1f} bits: {'+'.join(map(str, packing.word_bits))}"
 
     def run(engine: str, max_states: int | None) -> CheckResult:
         printer = ProgressPrinter(f"{cfg.name} {engine}", quiet=quiet)
@@ -103,7 +108,7 @@ def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
 
     vector = run("vector", None)
     if scalar_max_states < 0:
-        return Row(cfg, vector, None, "not run")
+        return Row(cfg, key, vector, None, "not run")
     cap = scalar_max_states if 0 < scalar_max_states < vector.distinct_states else None
     scalar = run("scalar", cap)
     if cap is None:
@@ -111,7 +116,7 @@ def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
     else:
         same = outcome(scalar) == outcome(run("vector", cap))
         agree = f"yes (first {cap:,} states)" if same else f"NO (first {cap:,} states)"
-    return Row(cfg, vector, scalar, agree)
+    return Row(cfg, key, vector, scalar, agree)
 
 
 @click.command("bench")
@@ -144,7 +149,7 @@ def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, as_j
 
 def print_table(rows: list[Row]) -> None:
     table = Table(title="kmc bench: vector against scalar, distinct states per second", title_justify="left")
-    for name, justify in [("configuration", "left"), ("states", "right"), ("vector s", "right"),
+    for name, justify in [("configuration", "left"), ("key", "left"), ("states", "right"), ("vector s", "right"),
                           ("vector states/s", "right"), ("bytes/state", "right"), ("scalar states", "right"),
                           ("scalar s", "right"), ("scalar states/s", "right"), ("ratio", "right"),
                           ("same states", "left")]:
@@ -152,10 +157,10 @@ def print_table(rows: list[Row]) -> None:
     for r in rows:
         v, s = r.vector, r.scalar
         table.add_row(
-            r.config.name, f"{v.distinct_states:,}", f"{v.seconds:.2f}", f"{v.states_per_second:,.0f}",
+            r.config.name, r.key, f"{v.distinct_states:,}", f"{v.seconds:.2f}", f"{v.states_per_second:,.0f}",
             "" if v.bytes_per_state is None else f"{v.bytes_per_state:.1f}",
             "" if s is None else f"{s.distinct_states:,}", "" if s is None else f"{s.seconds:.2f}",
             "" if s is None else f"{s.states_per_second:,.0f}", "" if r.ratio is None else f"{r.ratio:.1f}x",
             r.agree,
         )
-    Console(width=190).print(table)
+    Console(width=210).print(table)
