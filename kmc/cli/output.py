@@ -16,10 +16,13 @@ def summary(result: CheckResult) -> str:
         "max-states": "Stopped by --max-states: the search is incomplete.",
         "max-depth": "Stopped by --max-depth: the search is incomplete.",
     }[result.stopped_by]
+    states = "distinct states up to renaming replicas" if result.symmetry else "distinct states"
+    stored = "" if result.bytes_per_state is None else f" ({result.bytes_per_state:.0f} bytes/state stored)"
     return (
-        f"engine {result.engine}: {result.distinct_states:,} distinct states "
+        f"engine {result.engine}: {result.distinct_states:,} {states} "
         f"({result.generated_states:,} generated), depth {result.depth}, {result.seconds:.2f} s, "
-        f"{result.states_per_second:,.0f} states/s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n{stop}"
+        f"{result.states_per_second:,.0f} states/s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB"
+        f"{stored}\n{stop}"
     )
 
 
