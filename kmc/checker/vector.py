@@ -1,9 +1,9 @@
 """The vector engine: breadth-first search a whole level at a time, over numpy arrays.
 
-A level is a block of states (states x positions, small ints), stored column by column so
-that each position is one contiguous array. For each instance, in instance order, the guard
-over the whole level gives the enabled rows and the effect over those rows the positions
-it changes. A successor's packed key is its parent's key plus (new - old) x multiplier at
+A level is a block of states (states x positions, small ints), held both column by column
+(each position one contiguous array, for the model's code) and row by row (for gathering
+states). For each instance, in instance order, the guard over the whole level gives the
+enabled rows and the effect over those rows the positions it changes. A successor's packed key is its parent's key plus (new - old) x multiplier at
 those positions (under every replica permutation with --symmetry, keeping the smallest).
 The level's candidates are deduplicated keeping each key's first occurrence in the scalar
 engine's order (parent's position in its level, then instance id), the keys already visited
@@ -114,7 +114,8 @@ class _Search:
         self.initial: list[State] = []  # level 1, concrete
         self.parents: list[np.ndarray] = []  # per level after the first: parent index
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
-        self.iid_dtype = np.uint8 if len(self.instances) <= 256 else np.uint16
+        n = len(self.instances)
+        self.iid_dtype = np.uint8 if n <= 2**8 else np.uint16 if n <= 2**16 else np.uint32
         self.generated = 0
         self.stopped_by: str | None = None
         self.word_of = np.stack([lay.word for lay in self.layouts])  # layouts x positions
