@@ -13,7 +13,9 @@ from kmc.traces.replay import replay
 from tests.conftest import build, states_within
 
 MODES = ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]
-TWO_REPLICAS_STRONG_ISR_VIOLATED = {"hw", "kip101"}
+# shortest counterexample lengths (steps), as TLC reports them on the published spec (1 worker, BFS)
+TWO_REPLICAS_STRONG_ISR_VIOLATED = {"hw": 9, "kip101": 11}
+THREE_REPLICAS_STRONG_ISR_STEPS = {"hw": 8, "kip101": 10, "kip279": 10, "kip320-first-try": 12}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -25,6 +27,7 @@ def test_strong_isr_two_replicas(mode: str) -> None:
     if mode in TWO_REPLICAS_STRONG_ISR_VIOLATED:
         assert verdict.holds is False
         assert verdict.trace is not None
+        assert verdict.trace.length == TWO_REPLICAS_STRONG_ISR_VIOLATED[mode]
         replay(verdict.trace, strong)
         # shortest: no state within one step fewer violates the invariant
         sm = ScalarModel(model)
@@ -68,4 +71,5 @@ def test_strong_isr_violated_with_three_replicas(mode: str) -> None:
     verdict = result.invariants["strong-isr"]
     assert verdict.holds is False and result.stopped_by == "violation"
     assert verdict.trace is not None
+    assert verdict.trace.length == THREE_REPLICAS_STRONG_ISR_STEPS[mode]
     replay(verdict.trace, strong)
