@@ -14,7 +14,7 @@ from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits
 from kmc.checker.symmetry import Symmetry, lexmin
 from kmc.errors import BadInput
-from kmc.model.core import Field, Schema
+from kmc.model.core import Action, Field, Invariant, Model, Option, Param, Schema
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build
@@ -145,3 +145,38 @@ def test_lexmin_picks_the_smallest_words_of_each_state() -> None:
         got = lexmin(keys)
         for n in range(200):
             assert tuple(int(x) for x in got[:, n]) == min(tuple(int(x) for x in keys[n, k]) for k in range(layouts))
+
+
+class Lopsided(Model):
+    """Replicas start up; an election picks a live replica, or (lopsided) always the first."""
+
+    name = "lopsided"
+    summary = "test only"
+    modes = {"fair": "any live replica can be elected", "first": "only r1 can be elected"}
+    options = (Option("mode", "fair", "mode", choices=("fair", "first")),)
+
+    def _build(self) -> None:
+        self.schema = Schema([Field("up", 0, 1, (3,), replica_axes=(0,)), Field("leader", -1, 2, (), holds_replica=True)])
+
+    def initial_states(self):
+        return [self.schema.state(up=[0, 0, 0], leader=-1)]
+
+    def actions(self):
+        r = Param("replica", (0, 1, 2))
+        elect = (0,) if self.mode == "first" else (0, 1, 2)
+        return [
+            Action("start", lambda s, X, r: s.up[r] == 0, lambda s, X, r: {"up": {r: 1}}, (r,)),
+            Action("elect", lambda s, X, r: X.and_(s.up[r] == 1, s.leader == -1), lambda s, X, r: {"leader": r},
+                   (Param("replica", elect),)),
+        ]
+
+
+def test_symmetry_refuses_a_model_that_treats_replicas_differently() -> None:
+    fair = Invariant("some-leader-up", lambda s, X: X.implies(s.leader != -1, X.at(s.up, s.leader) == 1), "")
+    lopsided = Invariant("r1-first", lambda s, X: s.up[0] >= s.up[1], "")
+    for engine in (bfs, vector, dfs):
+        assert engine.check(Lopsided(mode="fair"), [fair], Limits(symmetry=True)).distinct_states == 7
+        with pytest.raises(BadInput, match="action elect does not treat replicas alike"):
+            engine.check(Lopsided(mode="first"), [fair], Limits(symmetry=True))
+        with pytest.raises(BadInput, match=r"invariant r1-first does not treat replicas alike .*r1->r2, r2->r1"):
+            engine.check(Lopsided(mode="fair"), [lopsided], Limits(symmetry=True))

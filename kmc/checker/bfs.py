@@ -15,7 +15,7 @@ from typing import Sequence
 from kmc.checker.result import CheckResult, Progress
 from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker.symmetry import Symmetry
+from kmc.checker import symmetry
 from kmc.model.core import Invariant, Model, State
 
 
@@ -29,7 +29,7 @@ def check(
     sm = ScalarModel(model)
     violations = Violations(invariants)
     parents: dict[State, tuple[State, int] | None] = {}  # by key: the parent's concrete state
-    key = Symmetry(model.schema).canonical if limits.symmetry else _itself
+    key = symmetry.for_model(model, invariants).canonical if limits.symmetry else _itself
     generated = 0
     stopped_by: str | None = None
 

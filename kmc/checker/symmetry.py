@@ -7,9 +7,12 @@ its permuted images as a tuple, which is also the smallest packed key (packing p
 tuple order). Engines store a state's canonical form for deduplication but keep exploring
 from the concrete state they found first, so traces stay concrete and replayable.
 
-The reduction is sound only when the model and the invariants treat replicas alike: every
-action family ranges over all replicas, and the initial states are closed under renaming.
-The replication model is such a model.
+The reduction is sound when the model and the invariants treat replicas alike: renaming the
+replicas of a state renames its successors (every action family ranges over all replicas)
+and keeps every invariant's truth value. The initial states need not be closed under
+renaming, since the engines explore concrete states reached from them. `for_model` checks
+both conditions on the first reachable states and names the action or invariant that breaks
+them; the replication model keeps them.
 """
 
 from __future__ import annotations
@@ -21,11 +24,45 @@ from typing import Sequence
 
 import numpy as np
 
+from kmc.checker.backends import SCALAR
 from kmc.checker.packing import Layout, Packing
+from kmc.checker.scalar import ScalarModel
 from kmc.errors import BadInput
-from kmc.model.core import Schema, State
+from kmc.model.core import Invariant, Model, Schema, State
 
 MAX_REPLICAS = 5  # 120 permutations; beyond that canonicalisation costs more than it saves
+SAMPLE = 60  # reachable states on which for_model checks that the model is symmetric
+
+
+def for_model(model: Model, invariants: Sequence[Invariant]) -> Symmetry:
+    """The symmetry of a model's schema, once its actions and invariants have been seen to
+    treat replicas alike on the first reachable states (BadInput naming the first that does not)."""
+    sym = Symmetry(model.schema)
+    sm = ScalarModel(model)
+    families: dict[str, list] = {}
+    for inst in sm.instances:
+        families.setdefault(inst.action.name, []).append(inst)
+    sample = list(dict.fromkeys(model.initial_states()))
+    for state in sample:
+        if len(sample) >= SAMPLE:
+            break
+        sample.extend(n for _, n in sm.successors(state) if n not in sample)
+    for state in sample[:SAMPLE]:
+        view = model.schema.view(state)
+        for k in sym.generators():
+            image = sym.permute(state, k)
+            image_view = model.schema.view(image)
+            for inv in invariants:
+                if bool(inv.predicate(view, SCALAR)) != bool(inv.predicate(image_view, SCALAR)):
+                    raise BadInput(f"--symmetry: invariant {inv.name} does not treat replicas alike "
+                                   f"(it differs on a state and on its renaming {sym.describe(k)})")
+            for name, insts in families.items():
+                after = {x for i in insts if (x := sm.step(state, i)) is not None}
+                renamed = {sym.permute(x, k) for x in after}
+                if renamed != {x for i in insts if (x := sm.step(image, i)) is not None}:
+                    raise BadInput(f"--symmetry: action {name} does not treat replicas alike "
+                                   f"(renaming {sym.describe(k)} does not rename its successors)")
+    return sym
 
 
 class Symmetry:
@@ -69,6 +106,19 @@ class Symmetry:
         self._getters = [itemgetter(*row.tolist()) for row in source]
         self._holds = self.holds.tolist()
         self._maps = [row.tolist() for row in tables]
+
+    def generators(self) -> list[int]:
+        """Permutation numbers of a swap and a rotation of all replicas: every renaming is a
+        composition of these two, so a property kept by both is kept by all."""
+        n = self.replicas
+        swap = (1, 0, *range(2, n)) if n > 1 else (0,)
+        rotation = (*range(1, n), 0)
+        return sorted({self.perms.index(swap), self.perms.index(rotation)} - {0})
+
+    def describe(self, k: int) -> str:
+        """Permutation number k, as the replicas it renames: r1->r2, r2->r1."""
+        moved = [f"r{i + 1}->r{j + 1}" for i, j in enumerate(self.perms[k]) if i != j]
+        return ", ".join(moved) or "identity"
 
     # -- one state at a time (the scalar engines) ---------------------------------------
 

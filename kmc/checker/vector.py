@@ -32,7 +32,7 @@ from kmc.checker.packing import Layout, Packing
 from kmc.checker.result import CheckResult, Progress
 from kmc.checker.scalar import ScalarModel
 from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker.symmetry import Symmetry, lexmin
+from kmc.checker.symmetry import for_model, lexmin
 from kmc.errors import ReplayError
 from kmc.model.core import Instance, Invariant, Model, State
 
@@ -100,7 +100,7 @@ class _Search:
         schema = self.schema = model.schema
         self.packing = Packing.for_schema(schema)
         self.fmt = KeyFormat(self.packing.word_bits)
-        self.symmetry = Symmetry(schema) if limits.symmetry else None
+        self.symmetry = for_model(model, invariants) if limits.symmetry else None
         self.layouts: list[Layout] = (self.symmetry.layouts(self.packing) if self.symmetry
                                       else [self.packing.identity])
         self.dtype = level_dtype(schema.lo, schema.hi)
