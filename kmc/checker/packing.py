@@ -43,10 +43,6 @@ class Layout:
     table: np.ndarray  # value map over [table_lo, table_lo + len(table)), int64
     table_lo: int = 0
 
-    def digits(self, column: np.ndarray, j: int) -> np.ndarray:
-        """The digit of position j for a column of values, as uint64."""
-        return (column.astype(np.int64) - int(self.lo[j])).astype(U64)
-
     def pack_columns(self, columns: np.ndarray | Sequence[np.ndarray]) -> np.ndarray:
         """Words (words x N, uint64) of N states given as D columns of N values."""
         n = len(columns[0])
