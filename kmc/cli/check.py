@@ -13,10 +13,9 @@ from kmc.checker import engines
 from kmc.checker.search import Limits
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, write_atomic
-from kmc.cli.progress import ProgressPrinter
+from kmc.cli.progress import run_with_progress
 from kmc.model.core import Option
 from kmc.traces import itf, text
-from kmc.traces.replay import replay
 
 EXIT_OK, EXIT_VIOLATION = 0, 12
 
@@ -83,15 +82,8 @@ def run_check(
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
-    printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
-    try:
-        result = engines.run(engine, model, checked, Limits(max_states, max_depth, keep_going, symmetry), printer)
-    finally:
-        printer.done()
+    result = run_with_progress(engine, model, checked, Limits(max_states, max_depth, keep_going, symmetry), quiet=quiet)
     docs = {i.name: i for i in checked}
-    for inv_name, verdict in result.invariants.items():
-        if verdict.trace is not None:
-            replay(verdict.trace, docs[inv_name])  # an engine bug, never a wrong trace, reaches users
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:

@@ -11,16 +11,14 @@ from rich.console import Console
 from rich.table import Table
 
 from kmc import registry
-from kmc.checker import engines
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits
 from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import verdict_text
-from kmc.cli.progress import ProgressPrinter
+from kmc.cli.progress import run_with_progress
 from kmc.errors import BadInput
 from kmc.model.core import Option
-from kmc.traces.replay import replay
 
 
 def make_compare(name: str, options: tuple[Option, ...]) -> click.Command:
@@ -99,18 +97,9 @@ def run_compare(
     built = [registry.build(name, **{**settings, **combo, "mode": m}) for combo in combos for m in modes]
     labels = [" ".join([m, *(f"{k}={v}" for k, v in combo.items())]) for combo in combos for m in modes]
     results: list[CheckResult] = []
+    limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry)
     for model, invariants in built:
-        printer = ProgressPrinter(f"{name} {model.mode}", quiet=quiet)
-        try:
-            limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry)
-            result = engines.run(engine, model, invariants, limits, printer)
-        finally:
-            printer.done()
-        for inv in invariants:
-            trace = result.invariants[inv.name].trace
-            if trace is not None:
-                replay(trace, inv)
-        results.append(result)
+        results.append(run_with_progress(engine, model, invariants, limits, quiet=quiet))
     if as_json:
         columns = [{**r.to_json(), "column": label} for r, label in zip(results, labels)]
         click.echo(json.dumps({"model": name, "modes": columns}, indent=1))

@@ -6,7 +6,13 @@ from __future__ import annotations
 import sys
 import time
 
-from kmc.checker.result import Progress, peak_memory_bytes
+from typing import Sequence
+
+from kmc.checker import engines
+from kmc.checker.result import CheckResult, Progress, peak_memory_bytes
+from kmc.checker.search import Limits
+from kmc.model.core import Invariant, Model
+from kmc.traces.replay import replay
 
 
 class ProgressPrinter:
@@ -40,3 +46,20 @@ class ProgressPrinter:
         if self.shown and self.tty:
             sys.stderr.write("\r\033[K")
             sys.stderr.flush()
+
+
+def run_with_progress(
+    engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, *, quiet: bool
+) -> CheckResult:
+    """Run an engine with progress on stderr, then replay every trace it returns: an engine
+    bug, never a wrong trace, reaches users."""
+    printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet)
+    try:
+        result = engines.run(engine, model, invariants, limits, printer)
+    finally:
+        printer.done()
+    for inv in invariants:
+        trace = result.invariants[inv.name].trace
+        if trace is not None:
+            replay(trace, inv)
+    return result
