@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kmc.invariants.common import type_ok
-from kmc.model.core import Invariant
-from kmc.model.fetch import NONE, Fetch
+from kmc.model.core import NONE, Invariant
+from kmc.model.fetch import Fetch
 
 
 def current_leader(m: Fetch, s: Any, X: Any, r: int) -> Any:

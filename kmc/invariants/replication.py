@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kmc.invariants.common import type_ok
-from kmc.model.core import Invariant
-from kmc.model.replication import NONE, Replication
+from kmc.model.core import NONE, Invariant
+from kmc.model.replication import Replication
 
 
 def _isr_holds_committed(m: Replication, s: Any, X: Any, leader: int, member_flags: list[Any]) -> Any:

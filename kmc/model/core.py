@@ -21,6 +21,13 @@ from kmc.errors import BadInput
 
 State = tuple[int, ...]
 
+NONE = -1  # "no value" in any field: no replica, no epoch, no record, an empty log slot
+
+
+def replica_name(r: int) -> str:
+    """Replicas as Kafka engineers name them in traces: r1, r2, ... (or none)."""
+    return "none" if r == NONE else f"r{r + 1}"
+
 
 # ---------------------------------------------------------------------------------------
 # Schema
@@ -46,10 +53,6 @@ class Field:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
-
-    @property
-    def radix(self) -> int:
-        return self.hi - self.lo + 1
 
 
 class View:
@@ -162,9 +165,6 @@ class Schema:
         for pos, v in self.updates(values):
             flat[pos] = int(v)
         return tuple(flat)
-
-    def in_range(self, state: Sequence[int]) -> bool:
-        return all(lo <= v <= hi for v, lo, hi in zip(state, self.lo, self.hi))
 
     def element_names(self) -> list[str]:
         """A name per flat position: field[i][j]."""

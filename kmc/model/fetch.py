@@ -24,19 +24,14 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kmc.errors import BadInput
-from kmc.model.core import Action, Field, Model, Option, Param, Schema, State
+from kmc.model.core import NONE, Action, Field, Model, Option, Param, Schema, State, replica_name
 
-NONE = -1
 
 MODES = {
     "hw": "truncate to the local HW on restart and on becoming follower (before KIP-101)",
     "epoch": "truncate by OffsetsForLeaderEpoch on becoming follower (KIP-101, KIP-279)",
     "epoch-fenced": "epoch, with requests fenced by leader epoch and diverging fetch responses (KIP-320)",
 }
-
-
-def replica_name(r: int) -> str:
-    return "none" if r == NONE else f"r{r + 1}"
 
 
 class Fetch(Model):

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kmc.model.core import Action, Field, Model, Option, Param, Schema, State
+from kmc.model.core import NONE, Action, Field, Model, Option, Param, Schema, State, replica_name
 
-NONE = -1  # no replica, no epoch, no record
 
 MODES = {
     "hw": "truncate to the local high watermark on becoming follower (before KIP-101)",
@@ -30,10 +29,6 @@ MODES = {
     "kip320-first-try": "truncate at fetch time on an epoch mismatch, no fencing of HW/ISR (KIP-320 draft)",
     "kip320": "KIP-279 truncation and fetch, HW and ISR changes fenced by leader epoch (KIP-320)",
 }
-
-
-def replica_name(r: int) -> str:
-    return "none" if r == NONE else f"r{r + 1}"
 
 
 class Replication(Model):
