@@ -1,0 +1,248 @@
+"""The vector level step: every enabled instance on a whole block of states, over numpy arrays.
+
+A block is a set of states (states x positions, small ints), held both column by column
+(each position one contiguous array, for the model's code) and row by row (for gathering
+states), with their packed keys under every layout. For each instance, in instance order,
+the guard over the whole block gives the enabled rows and the effect over those rows the
+positions it changes. A successor's packed key is its parent's key plus (new - old) x
+multiplier at those positions (under every replica permutation with --symmetry, keeping the
+smallest).
+
+Each candidate successor has a rank, parent index x instances + instance id: its place in
+the scalar engine's order. The vector engine (kmc/checker/vector.py) runs this step on a
+whole level in one process; the Spark engine (kmc/checker/spark.py) runs it in executors on
+a partition of a level each. Both build the step from the model alone, so the same model
+code gives the same successors everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from kmc.checker.backends import Vector
+from kmc.checker.keyset import KeyFormat
+from kmc.checker.packing import Layout, Packing
+from kmc.checker.symmetry import for_model, lexmin
+from kmc.model.core import Instance, Invariant, Model
+
+U64 = np.uint64
+
+
+def level_dtype(lo: Sequence[int], hi: Sequence[int]) -> np.dtype:
+    """The smallest of int16, int32, int64 that holds every value (int16 at least, so that
+    model arithmetic on small fields does not wrap)."""
+    for dt in (np.int16, np.int32):
+        info = np.iinfo(dt)
+        if min(lo) >= info.min and max(hi) <= info.max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
+
+
+@dataclass
+class Block:
+    """States, twice: a column per position (for the lifted operations) and a row per state
+    (for gathering states); and their keys under every layout."""
+
+    cols: np.ndarray  # positions x states
+    rows: np.ndarray  # states x positions
+    keys: np.ndarray  # states x layouts x words, uint64 (a row per state, for gathering)
+
+    @property
+    def size(self) -> int:
+        return self.rows.shape[0]
+
+    def head(self, n: int) -> Block:
+        if n == self.size:
+            return self
+        return Block(self.cols[:, :n], self.rows[:n], self.keys[:n])
+
+
+@dataclass
+class Candidates:
+    """The successors of a block, before deduplication: their canonical keys (words x
+    candidates), their ranks (parent index x instances + instance id, ascending within each
+    instance), and `build(ranks)`, the block of the candidates with the given ranks, in
+    that order."""
+
+    canonical: np.ndarray
+    rank: np.ndarray
+    build: Callable[[np.ndarray], Block]
+
+
+@dataclass
+class _Successors:
+    """The successors one instance gives a block: enabled parents, changed positions, values."""
+
+    iid: int
+    parents: np.ndarray  # indices of the enabled parents in the block, ascending
+    positions: np.ndarray  # changed positions (u,)
+    values: np.ndarray  # their new values (u x successors)
+    keys: np.ndarray  # keys under every layout (successors x layouts x words)
+    canonical: np.ndarray  # the smallest of those (words x successors)
+
+
+class LevelStep:
+    """What the level step needs from a model, computed once: the packing, the layouts
+    (one, or one per replica permutation), the instances, the value ranges."""
+
+    def __init__(self, model: Model, invariants: Sequence[Invariant], symmetry: bool):
+        self.model = model
+        self.invariants = list(invariants)
+        schema = self.schema = model.schema
+        self.packing = Packing.for_schema(schema)
+        self.fmt = KeyFormat(self.packing.word_bits)
+        self.symmetry = for_model(model, invariants) if symmetry else None
+        self.layouts: list[Layout] = (self.symmetry.layouts(self.packing) if self.symmetry
+                                      else [self.packing.identity])
+        self.dtype = level_dtype(schema.lo, schema.hi)
+        self.X = Vector(self.dtype)
+        self.instances: list[Instance] = model.instances()
+        self.count = len(self.instances)
+        self.lo = np.array(schema.lo, dtype=np.int64)
+        self.hi = np.array(schema.hi, dtype=np.int64)
+        n = self.count
+        self.iid_dtype = np.uint8 if n <= 2**8 else np.uint16 if n <= 2**16 else np.uint32
+        self.word_of = np.stack([lay.word for lay in self.layouts])  # layouts x positions
+        self.mult_of = np.stack([lay.mult for lay in self.layouts])
+        self.mapped = np.zeros(schema.width, dtype=bool)
+        if self.symmetry is not None:
+            self.mapped[self.symmetry.holds] = True
+
+    # -- blocks ------------------------------------------------------------------------------
+
+    def block(self, rows: np.ndarray) -> Block:
+        """The block of states given as rows (states x positions, in this step's dtype)."""
+        rows = np.ascontiguousarray(rows, dtype=self.dtype)
+        cols = transpose(rows)
+        return Block(cols, rows, self.pack_all(cols))
+
+    def empty(self) -> Block:
+        return self.block(np.zeros((0, self.schema.width), dtype=self.dtype))
+
+    def pack_all(self, columns: np.ndarray) -> np.ndarray:
+        """Keys of states (positions x N) under every layout: N x layouts x words."""
+        return np.ascontiguousarray(np.stack([lay.pack_columns(columns) for lay in self.layouts]).transpose(2, 0, 1))
+
+    def violating(self, block: Block, k: int) -> np.ndarray:
+        """Indices of the states of `block` where invariant k is false, ascending."""
+        view = self.schema.view(list(block.cols))
+        return _violating(self.invariants[k].predicate(view, self.X), block.size)
+
+    # -- the step ------------------------------------------------------------------------------
+
+    def expand(self, block: Block) -> Candidates | None:
+        """The candidate successors of every state of `block`, or None when no instance is
+        enabled anywhere."""
+        view = self.schema.view(list(block.cols))
+        found: list[_Successors] = []
+        for inst in self.instances:
+            parents = _enabled(inst.action.guard(view, self.X, *inst.args), block.size)
+            if parents.size:
+                found.append(self._successors(inst, block, parents))
+        if not found:
+            return None
+        count = self.count
+        canonical = np.concatenate([s.canonical for s in found], axis=1)
+        rank = np.concatenate([s.parents.astype(np.int64) * count + s.iid for s in found])
+
+        def build(order_rank: np.ndarray) -> Block:
+            parents = order_rank // count
+            iids = (order_rank % count).astype(self.iid_dtype)  # small ints: a radix sort below
+            rows = np.take(block.rows, parents, axis=0)
+            keys = np.empty((len(order_rank),) + block.keys.shape[1:], dtype=U64)
+            by_iid = np.argsort(iids, kind="stable")  # each instance's successors, parents ascending
+            bounds = np.concatenate([[0], np.cumsum(np.bincount(iids, minlength=count))])
+            for s in found:
+                where = by_iid[bounds[s.iid]:bounds[s.iid + 1]]
+                if where.size:
+                    local = np.searchsorted(s.parents, parents[where])
+                    for r, j in enumerate(s.positions.tolist()):
+                        rows[where, j] = s.values[r, local]
+                    keys[where] = np.take(s.keys, local, axis=0)
+            return Block(transpose(rows), rows, keys)
+
+        return Candidates(canonical, rank, build)
+
+    def _successors(self, inst: Instance, block: Block, parents: np.ndarray) -> _Successors:
+        k = parents.size
+        sub = np.take(block.rows, parents, axis=0).T  # strided columns: cheaper than a transposing copy
+        effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
+        changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
+        positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
+        values = np.empty((len(changes), k), dtype=self.dtype)
+        for r, v in enumerate(changes.values()):
+            v = np.asarray(v)
+            if v.dtype != self.dtype and v.dtype != np.bool_:
+                self._check_values(inst, int(positions[r]), v)
+            values[r] = v
+        if positions.size:
+            bad = (values < self.lo[positions][:, None]) | (values > self.hi[positions][:, None])
+            if bad.any():
+                r = int(np.flatnonzero(bad.any(axis=1))[0])
+                self._check_values(inst, int(positions[r]), values[r])
+        keys = self._child_keys(block.keys, parents, positions, sub[positions], values)
+        return _Successors(inst.id, parents, positions, values, keys, lexmin(keys))
+
+    def _child_keys(self, parent_keys: np.ndarray, parents: np.ndarray, positions: np.ndarray,
+                    old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        """Keys of successors under every layout: their parents' keys plus, for each changed
+        position, (new digit - old digit) times its multiplier, exactly in uint64 arithmetic
+        (a negative difference wraps around and comes back when added)."""
+        keys = np.take(parent_keys, parents, axis=0)  # successors x layouts x words
+        for r, j in enumerate(positions.tolist()):
+            if self.mapped[j]:  # a replica id: its digit differs by layout
+                tables = self.symmetry.tables  # type: ignore[union-attr]
+                deltas = (tables[:, new[r].astype(np.int64) + 1] - tables[:, old[r].astype(np.int64) + 1]).view(U64)
+            else:
+                deltas = (new[r].astype(np.int64) - old[r]).view(U64)[None, :]
+            for li in range(keys.shape[1]):
+                keys[:, li, self.word_of[li, j]] += self.mult_of[li, j] * deltas[li if len(deltas) > 1 else 0]
+        return keys
+
+    # -- range checks ------------------------------------------------------------------------
+
+    def _check_values(self, inst: Instance, pos: int, values: np.ndarray) -> None:
+        lo, hi = int(self.lo[pos]), int(self.hi[pos])
+        if values.size and (values.min() < lo or values.max() > hi):
+            bad = int(values[(values < lo) | (values > hi)].flat[0])
+            name = self.schema.element_names()[pos]
+            raise ValueError(f"action {inst.label} writes {bad} to {name}, outside its range [{lo}, {hi}]: "
+                             "the vector engine packs states exactly and needs every value in range")
+
+    def check_range(self, rows: np.ndarray, what: str) -> None:
+        bad = (rows < self.lo) | (rows > self.hi)
+        if bad.any():
+            pos = int(np.flatnonzero(bad.any(axis=0))[0])
+            name = self.schema.element_names()[pos]
+            raise ValueError(f"{what} has {name} outside its range [{self.lo[pos]}, {self.hi[pos]}]")
+
+
+def transpose(rows: np.ndarray) -> np.ndarray:
+    """Rows (states x positions) as contiguous columns (positions x states), copied in
+    blocks of rows: several times faster than numpy's transposing copy in one go."""
+    out = np.empty((rows.shape[1], rows.shape[0]), dtype=rows.dtype)
+    for i in range(0, rows.shape[0], _BLOCK):
+        out[:, i:i + _BLOCK] = rows[i:i + _BLOCK].T
+    return out
+
+
+_BLOCK = 4096
+
+
+def _enabled(guard: Any, n: int) -> np.ndarray:
+    """Indices of the rows where a guard holds (a constant guard holds everywhere or nowhere)."""
+    if np.ndim(guard) == 0:
+        return np.arange(n) if guard else np.zeros(0, dtype=np.int64)
+    g = np.asarray(guard)
+    return np.flatnonzero(g if g.dtype == np.bool_ else g != 0)
+
+
+def _violating(holds: Any, n: int) -> np.ndarray:
+    """Indices of the rows where an invariant is false."""
+    if np.ndim(holds) == 0:
+        return np.zeros(0, dtype=np.int64) if holds else np.arange(n)
+    h = np.asarray(holds)
+    return np.flatnonzero(~h if h.dtype == np.bool_ else h == 0)
