@@ -21,7 +21,7 @@ _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix(x: np.ndarray) -> np.ndarray:
     """A bijection of uint64 that spreads every input bit over the output (splitmix64)."""
     x = x + _GOLDEN
     x = (x ^ (x >> U64(30))) * _M1
@@ -40,9 +40,9 @@ class KeyFormat:
         """(sort key, other words) of keys given as words (W x N, uint64)."""
         if self.words == 1:
             return words[0], []
-        h = _mix(words[1])
+        h = mix(words[1])
         for w in range(2, self.words):
-            h = _mix(h ^ words[w])
+            h = mix(h ^ words[w])
         return words[0] ^ h, [words[w].astype(dt) for w, dt in zip(range(1, self.words), self.extra_dtypes)]
 
     def join(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
@@ -50,9 +50,9 @@ class KeyFormat:
         if self.words == 1:
             return sort_key[None, :]
         rest = [e.astype(U64) for e in extras]
-        h = _mix(rest[0])
+        h = mix(rest[0])
         for w in range(1, len(rest)):
-            h = _mix(h ^ rest[w])
+            h = mix(h ^ rest[w])
         return np.stack([sort_key ^ h, *rest])
 
 

@@ -126,10 +126,10 @@ class LevelStep:
         """Keys of states (positions x N) under every layout: N x layouts x words."""
         return np.ascontiguousarray(np.stack([lay.pack_columns(columns) for lay in self.layouts]).transpose(2, 0, 1))
 
-    def violating(self, block: Block, k: int) -> np.ndarray:
-        """Indices of the states of `block` where invariant k is false, ascending."""
-        view = self.schema.view(list(block.cols))
-        return _violating(self.invariants[k].predicate(view, self.X), block.size)
+    def violating(self, cols: np.ndarray, k: int) -> np.ndarray:
+        """Indices of the states (given as columns) where invariant k is false, ascending."""
+        view = self.schema.view(list(cols))
+        return _violating(self.invariants[k].predicate(view, self.X), cols.shape[1])
 
     # -- the step ------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ class Progress:
     generated_states: int
     frontier: int
     seconds: float
+    shuffle_bytes: int | None = None  # the Spark engine: bytes of batches shuffled so far
 
 
 @dataclass
@@ -51,6 +52,7 @@ class CheckResult:
     peak_memory_bytes: int = 0
     symmetry: bool = False  # states told apart only up to renaming replicas
     bytes_per_state: float | None = None  # stored keys and parent links per distinct state (vector engine)
+    engine_stats: dict[str, Any] = field(default_factory=dict)  # engine-specific figures (Spark: session, levels)
 
     @property
     def states_per_second(self) -> float:
@@ -78,6 +80,7 @@ class CheckResult:
             "complete": self.complete,
             "stopped_by": self.stopped_by,
             "invariants": {n: v.to_json() for n, v in self.invariants.items()},
+            **({"engine_stats": self.engine_stats} if self.engine_stats else {}),
         }
 
 

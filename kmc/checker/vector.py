@@ -143,7 +143,7 @@ class _Search:
             cut, full = self.limits.max_states - len(self.visited), True
         pending = self.violations.pending
         if pending and m:
-            bad = {k: self.step.violating(level, k) for k in pending}
+            bad = {k: self.step.violating(level.cols, k) for k in pending}
             safety = [int(b[0]) for k, b in bad.items() if not self.invariants[k].report and b.size and b[0] < cut]
             if safety and not self.limits.keep_going:
                 cut = min(safety) + 1

@@ -1,0 +1,128 @@
+"""Starting (or reusing) the Spark session the Spark engine runs in.
+
+The settings come from what was measured to matter for this engine: Python workers run the
+driver's interpreter (so they import the same kmc) with a fixed PYTHONHASHSEED; on a local or
+loopback master the driver binds to 127.0.0.1; adaptive execution and auto-broadcast are off
+and the shuffle partition count is fixed; the UI is off; the JVM logs only errors (a log4j2
+file written for the session). `--conf key=value` overrides any of them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kmc.errors import BadInput
+
+DEFAULT_MASTER = "local[*]"
+
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+"""
+
+
+@dataclass
+class Started:
+    session: Any  # pyspark.sql.SparkSession
+    seconds: float  # how long starting it took (0 when an active session was reused)
+
+
+def parse_conf(items: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """`key=value` strings as a dict; a malformed one is bad input."""
+    conf: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise BadInput(f"--conf {item!r}: expected key=value, e.g. spark.executor.memory=4g")
+        conf[key.strip()] = value
+    return conf
+
+
+def is_loopback(master: str) -> bool:
+    return master.startswith("local") or master.startswith("spark://127.0.0.1") or master.startswith("spark://localhost")
+
+
+def settings(master: str, partitions: int | None, conf: dict[str, str]) -> dict[str, str]:
+    """The Spark configuration kmc starts a session with (user settings last, so they win)."""
+    out = {
+        "spark.app.name": "kmc",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.autoBroadcastJoinThreshold": "-1",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.python.worker.reuse": "true",
+        "spark.executorEnv.PYTHONHASHSEED": "0",
+    }
+    if partitions is not None:
+        out["spark.sql.shuffle.partitions"] = str(partitions)
+        out["spark.default.parallelism"] = str(partitions)
+    if is_loopback(master):
+        out["spark.driver.host"] = "127.0.0.1"
+        out["spark.driver.bindAddress"] = "127.0.0.1"
+    java_opts = f"-Dlog4j2.configurationFile=file:{_conf_dir() / 'log4j2.properties'}"
+    out["spark.driver.extraJavaOptions"] = java_opts
+    out["spark.executor.extraJavaOptions"] = java_opts
+    out.update(conf)
+    return out
+
+
+def start(master: str = DEFAULT_MASTER, partitions: int | None = None, conf: dict[str, str] | None = None) -> Started:
+    """The active Spark session if there is one (tests share one), else a new one."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    os.environ.setdefault("SPARK_CONF_DIR", str(_conf_dir()))  # the driver JVM logs only errors from its start
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError as e:  # pragma: no cover - pyspark is a dependency
+        raise BadInput("the Spark engine needs pyspark: pip install 'pyspark>=4,<5'") from e
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return Started(active, 0.0)
+    began = time.perf_counter()
+    builder = SparkSession.builder.master(master)
+    for key, value in settings(master, partitions, conf or {}).items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise BadInput(f"--master {master}: could not start Spark ({first}); Spark needs Java 17 "
+                       "(apt-get install -y openjdk-17-jre-headless)") from e
+    session.sparkContext.setLogLevel("ERROR")
+    if not master.startswith("local"):
+        session.sparkContext.addPyFile(str(_package_zip()))
+    return Started(session, time.perf_counter() - began)
+
+
+def _conf_dir() -> Path:
+    """A Spark configuration directory holding only kmc's quiet log4j2 settings."""
+    d = Path(tempfile.gettempdir()) / f"kmc-spark-conf-{os.getuid()}"
+    d.mkdir(exist_ok=True)
+    f = d / "log4j2.properties"
+    if not f.exists() or f.read_text() != _LOG4J2:
+        f.write_text(_LOG4J2)
+    return d
+
+
+def _package_zip() -> Path:
+    """kmc's own sources as a zip for executors on other machines (they still need numpy and
+    the other dependencies installed)."""
+    root = Path(__file__).resolve().parents[1]
+    out = Path(tempfile.mkdtemp(prefix="kmc-pyfiles-")) / "kmc.zip"
+    with zipfile.ZipFile(out, "w") as z:
+        for f in sorted(root.rglob("*.py")):
+            z.write(f, f.relative_to(root.parent))
+    return out
