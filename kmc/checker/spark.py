@@ -81,7 +81,7 @@ class _Level:
 
     sizes: list[int]
     frontier: Any  # RDD of (Part, Slice), one per slice
-    parents: Any | None  # RDD of rank arrays, one per slice (None for the initial states)
+    parents: Any | None  # RDD of (ranks, figures), one per slice (None for the initial states)
     offsets: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -118,7 +118,7 @@ class _Run:
         self.found_at: dict[State, tuple[int, int]] = {}
         self.initial: list[State] = []
         self.levels: list[_Level] = []
-        self.visited: Any = None  # RDD of Visited, one per owner partition
+        self.owned: Any = None  # RDD of Owned (a part of the visited set), one per owner partition
         self.distinct = 0
         self.generated = 0
         self.stopped_by: str | None = None
@@ -195,9 +195,11 @@ class _Run:
         batches = [tasks.Batch(s[owners == o], [x[owners == o] for x in e], np.zeros(0, dtype=np.int64),
                                rows_kept[:0]) for o in range(P)]
         seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(partial(tasks.seed_owned, self.job))
-        self.visited = self._pin(seeded.map(tasks.visited_of))
-        self.sc.union([frontier.mapPartitionsWithIndex(tasks.materialized),
-                       self.visited.mapPartitionsWithIndex(tasks.materialized)]).collect()
+        self.owned = self._pin(seeded)
+        stored = self.sc.union([frontier.mapPartitionsWithIndex(tasks.materialized),
+                                self.owned.mapPartitionsWithIndex(tasks.materialized)]).collect()
+        if [n for _, n in stored] != [1] * (2 * P):
+            raise RuntimeError("kmc spark engine: the initial partitions are not one element each")
         self.levels.append(_Level([b - a for a, b in zip(bounds, bounds[1:])], frontier, None))
         return 1
 
@@ -210,27 +212,20 @@ class _Run:
         shuffled = (prev.frontier.mapPartitionsWithIndex(partial(tasks.expand, job, depth, prev.offsets))
                     .partitionBy(P, tasks.same_partition)
                     .mapPartitions(tasks.gather))
-        owned = (self.visited.zip(shuffled)
-                 .mapPartitionsWithIndex(partial(tasks.own, job, depth))
-                 .persist(self.storage))
-        visited = self._pin(owned.map(tasks.visited_of))
+        owned = self._pin(self.owned.zip(shuffled).mapPartitionsWithIndex(partial(tasks.own, job, depth)))
         frontier = self._pin(owned.mapPartitions(partial(tasks.to_slices, job, space))
                              .partitionBy(P, tasks.same_partition)
                              .mapPartitions(partial(tasks.order_slice, job, pending)))
-        parents = self._pin(frontier.map(tasks.ranks_of))
-        figures = self.sc.union([
-            frontier.mapPartitionsWithIndex(tasks.slice_figures),
-            owned.mapPartitionsWithIndex(tasks.owner_figures),
-            visited.mapPartitionsWithIndex(tasks.materialized),
-            parents.mapPartitionsWithIndex(tasks.materialized),
-        ]).collect()
-        slices = sorted((i, x) for tag, i, x in figures if tag == "slice")
-        owners = [x for tag, _, x in figures if tag == "owner"]
-        stored = [x for tag, _, x in figures if tag == "stored"]
-        if len(slices) != P or stored != [1] * (2 * P):
+        parents = self._pin(frontier.map(tasks.parents_of))
+        # one job per level: it runs the three steps, stores (and cuts the lineage of) the
+        # owners' visited parts, the new level and its ranks, and returns the figures
+        self.sc.setLocalProperty("spark.checkpoint.checkpointAllMarkedAncestors", "true")
+        slices = sorted(parents.mapPartitionsWithIndex(tasks.figures).collect(), key=lambda x: x[0])
+        if [i for i, _ in slices] != list(range(P)):
             raise RuntimeError("kmc spark engine: a level's partitions are not one element each")
-        expanded = sorted((e for o in owners for e in o[0]), key=lambda e: e.partition)
-        self.shuffled += sum(e.shuffled_bytes for e in expanded) + sum(o[3] for o in owners)
+        owners = [o for _, s in slices for o in s.owners]
+        expanded = sorted((e for o in owners for e in o.expanded), key=lambda e: e.partition)
+        self.shuffled += sum(e.shuffled_bytes for e in expanded) + sum(o.new_bytes for o in owners)
         level = _Level([s.size for _, s in slices], frontier, parents)
 
         def count_below(k: int, upto: int, p: int) -> int:
@@ -246,10 +241,9 @@ class _Run:
             here = self.sc.runJob(prev.frontier, partial(tasks.generated_up_to, job, prev.offsets[q], last_rank), [q])
             self.generated += before + here[0]
         self.distinct += cut
-        owned.unpersist()
         prev.frontier.unpersist()
-        self.visited.unpersist()
-        self.visited = visited
+        self.owned.unpersist()
+        self.owned = owned
         level.sizes = _cut_sizes(level.sizes, cut)
         self.levels.append(level)
         return cut

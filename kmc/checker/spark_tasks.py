@@ -105,11 +105,21 @@ class Found:
 
 
 @dataclass
+class OwnerFigures:
+    """What an owner partition did in a level, sent on to slice 0 for the driver."""
+
+    expanded: list[Expanded]  # the map-side figures (owner 0 receives them all)
+    received: int  # candidates received after map-side deduplication
+    new_bytes: int  # bytes of the new states sent on to their slices
+
+
+@dataclass
 class Slice:
     """Figures of a level's slice, for the driver."""
 
     size: int
     found: dict[int, Found]
+    owners: list[OwnerFigures] = field(default_factory=list)
 
 
 def owner_of(sort_key: np.ndarray, partitions: int) -> np.ndarray:
@@ -195,9 +205,10 @@ def generated_up_to(job: Job, offset: int, last_rank: int, it: Iterable[tuple[Pa
 
 # -- step 2: an owner merges what it received into its part of the visited set ----------------
 
-def own(job: Job, level: int, index: int, it: Iterable[tuple[Any, list[Any]]]) -> list[Owned]:
+def own(job: Job, level: int, index: int, it: Iterable[tuple[Owned, list[Any]]]) -> list[Owned]:
     step = step_for(job)
-    visited, received = one(it)
+    held, received = one(it)
+    visited: Visited = held.visited
     batches = [b for b in received if isinstance(b, Batch)]
     expanded = sorted((x for x in received if isinstance(x, Expanded)), key=lambda x: x.partition)
     width = step.schema.width
@@ -232,11 +243,12 @@ def seed_owned(job: Job, index: int, it: Iterable[Batch]) -> list[Owned]:
 
 # -- step 3: new states go to the slice of the next level their rank falls in ------------------
 
-def to_slices(job: Job, space: int, it: Iterable[Owned]) -> Iterator[tuple[int, tuple[np.ndarray, np.ndarray]]]:
+def to_slices(job: Job, space: int, it: Iterable[Owned]) -> Iterator[tuple[int, Any]]:
     """Route each new state to slice rank x partitions // space: slices are rank ranges, so
     the level, slice after slice, is in rank order."""
     owned: Owned = one(it)
     b = owned.new
+    yield 0, OwnerFigures(owned.expanded, owned.received, b.ranks.nbytes + b.rows.nbytes)  # type: ignore[misc]
     if not len(b.ranks):
         return
     target = (b.ranks * job.partitions) // space
@@ -248,11 +260,13 @@ def to_slices(job: Job, space: int, it: Iterable[Owned]) -> Iterator[tuple[int, 
             yield t, (b.ranks[sel], b.rows[sel])
 
 
-def order_slice(job: Job, pending: tuple[int, ...], it: Iterable[tuple[int, tuple[np.ndarray, np.ndarray]]]
-                ) -> list[tuple[Part, Slice]]:
-    """A slice of the next level in rank order, with its invariants evaluated."""
+def order_slice(job: Job, pending: tuple[int, ...], it: Iterable[tuple[int, Any]]) -> list[tuple[Part, Slice]]:
+    """A slice of the next level in rank order, with its invariants evaluated (slice 0 also
+    carries the owners' figures)."""
     step = step_for(job)
-    got = [payload for _, payload in it]
+    got, owners = [], []
+    for _, payload in it:
+        (owners if isinstance(payload, OwnerFigures) else got).append(payload)
     if got:
         ranks = np.concatenate([r for r, _ in got])
         rows = np.concatenate([rw for _, rw in got])
@@ -260,7 +274,9 @@ def order_slice(job: Job, pending: tuple[int, ...], it: Iterable[tuple[int, tupl
         part = Part(np.ascontiguousarray(rows[order]), ranks[order])
     else:
         part = Part(np.zeros((0, step.schema.width), dtype=step.dtype), np.zeros(0, dtype=np.int64))
-    return [(part, evaluate(step, part, pending))]
+    figures = evaluate(step, part, pending)
+    figures.owners = owners
+    return [(part, figures)]
 
 
 def evaluate(step: LevelStep, part: Part, pending: Iterable[int], upto: int | None = None) -> Slice:
@@ -283,31 +299,22 @@ def count_violating(job: Job, k: int, upto: int, it: Iterable[tuple[Part, Slice]
     return [0 if found is None else found.count]
 
 
-def rank_at(local: int, it: Iterable[Any]) -> list[int]:
-    ranks = one(it)
+def rank_at(local: int, it: Iterable[tuple[np.ndarray, Slice]]) -> list[int]:
+    ranks, _ = one(it)
     return [int(ranks[local])]
 
 
 # -- figures for the driver ------------------------------------------------------------------
 
-def slice_figures(index: int, it: Iterable[tuple[Part, Slice]]) -> list[tuple[str, int, Any]]:
-    return [("slice", index, one(it)[1])]
+def parents_of(element: tuple[Part, Slice]) -> tuple[np.ndarray, Slice]:
+    """What a level keeps of a slice once the next level is built: ranks, and figures."""
+    return element[0].ranks, element[1]
 
 
-def owner_figures(index: int, it: Iterable[Owned]) -> list[tuple[str, int, Any]]:
-    owned: Owned = one(it)
-    new_bytes = owned.new.ranks.nbytes + owned.new.rows.nbytes
-    return [("owner", index, (owned.expanded, owned.received, len(owned.new.ranks), new_bytes))]
+def figures(index: int, it: Iterable[tuple[np.ndarray, Slice]]) -> list[tuple[int, Slice]]:
+    return [(index, one(it)[1])]
 
 
-def materialized(index: int, it: Iterable[Any]) -> list[tuple[str, int, Any]]:
+def materialized(index: int, it: Iterable[Any]) -> list[tuple[int, int]]:
     """Computes (and so stores) a partition, and says how many elements it holds (one)."""
-    return [("stored", index, sum(1 for _ in it))]
-
-
-def visited_of(owned: Owned) -> Visited:
-    return owned.visited
-
-
-def ranks_of(element: tuple[Part, Slice]) -> np.ndarray:
-    return element[0].ranks
+    return [(index, sum(1 for _ in it))]
