@@ -11,6 +11,7 @@ import click
 from kmc import registry
 from kmc.checker import engines
 from kmc.checker.search import Limits
+from kmc.cli.config import config_option
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, write_atomic
 from kmc.cli.progress import run_with_progress
@@ -47,6 +48,7 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
 
     callback = apply_options(callback, options)
     callback = run_options(callback)
+    callback = config_option(callback)
     for deco in reversed(
         [
             click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",

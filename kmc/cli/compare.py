@@ -14,6 +14,7 @@ from kmc import registry
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits
 from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
+from kmc.cli.config import config_option
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import verdict_text
 from kmc.cli.progress import run_with_progress
@@ -29,6 +30,7 @@ def make_compare(name: str, options: tuple[Option, ...]) -> click.Command:
 
     callback = apply_options(callback, tuple(o for o in options if o.name != "mode"))
     callback = run_options(callback)
+    callback = config_option(callback)
     callback = click.option(
         "--matrix", "matrix", multiple=True, metavar="OPTION=V1,V2",
         help="also vary a model option over these values (repeatable): every combination is a column",
