@@ -141,3 +141,9 @@ def test_html_renders_in_headless_chromium(run_kmc, saved: Path, tmp_path: Path)
                    capture_output=True, timeout=120, cwd=tmp_path)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page with content, not a blank one
+
+
+def test_docs_show_the_current_mermaid_source() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "traces.md").read_text()
+    block = docs.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block == mermaid.render(reference_trace())
