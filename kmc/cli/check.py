@@ -12,6 +12,7 @@ from kmc import registry
 from kmc.checker import engines
 from kmc.checker.search import Limits
 from kmc.cli.config import config_option
+from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, write_atomic
 from kmc.cli.progress import run_with_progress
@@ -31,6 +32,7 @@ def run_options(command: Any) -> Any:
                          help="stop after this many distinct states (the run is then incomplete)"),
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
+            *limit_options(),
             click.option("--symmetry", is_flag=True,
                          help="count states equal up to renaming replicas once (sound when the model and "
                               "invariants treat replicas alike, as replication does)"),
@@ -78,13 +80,16 @@ def run_check(
     symmetry: bool,
     as_json: bool,
     quiet: bool,
+    time_limit: float | None = None,
+    memory_limit: int | None = None,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
-    result = run_with_progress(engine, model, checked, Limits(max_states, max_depth, keep_going, symmetry), quiet=quiet)
+    limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)
+    result = run_with_progress(engine, model, checked, limits, quiet=quiet)
     docs = {i.name: i for i in checked}
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():

@@ -90,6 +90,8 @@ def run_compare(
     symmetry: bool,
     as_json: bool,
     quiet: bool,
+    time_limit: float | None = None,
+    memory_limit: int | None = None,
     **settings: Any,
 ) -> int:
     cls = registry.model_class(name)
@@ -99,7 +101,8 @@ def run_compare(
     built = [registry.build(name, **{**settings, **combo, "mode": m}) for combo in combos for m in modes]
     labels = [" ".join([m, *(f"{k}={v}" for k, v in combo.items())]) for combo in combos for m in modes]
     results: list[CheckResult] = []
-    limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry)
+    limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry,
+                    time_limit=time_limit, memory_limit=memory_limit)
     for model, invariants in built:
         results.append(run_with_progress(engine, model, invariants, limits, quiet=quiet))
     if as_json:

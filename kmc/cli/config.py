@@ -120,8 +120,10 @@ def _one(f: TomlFile, ctx: click.Context, p: click.Option, key: str, value: Any)
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)  # acks = 1
         ok = isinstance(value, str)
-    else:
+    elif _is_text(p) or isinstance(t, click.Path):
         want, ok = "a string", isinstance(value, str)
+    else:  # a type of kmc's own (a size): its convert says what it takes
+        want, ok = "a string or an integer", isinstance(value, (str, int)) and not isinstance(value, bool)
     if not ok:
         raise f.error(f"key {key!r} must be {want} (got {type_name(value)})", key=key)
     try:

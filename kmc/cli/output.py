@@ -15,7 +15,9 @@ def summary(result: CheckResult) -> str:
         "violation": "Stopped at the first violation (--continue explores on).",
         "max-states": "Stopped by --max-states: the search is incomplete.",
         "max-depth": "Stopped by --max-depth: the search is incomplete.",
-    }[result.stopped_by]
+        "time-limit": "Stopped by --time-limit: the search is incomplete, verdicts not shown violated are partial.",
+        "memory-limit": "Stopped by --memory-limit: the search is incomplete, verdicts not shown violated are partial.",
+    }.get(result.stopped_by, f"Stopped ({result.stopped_by}): the search is incomplete.")
     states = "distinct states up to renaming replicas" if result.symmetry else "distinct states"
     stored = "" if result.bytes_per_state is None else f" ({result.bytes_per_state:.0f} bytes/state stored)"
     return (
