@@ -11,6 +11,7 @@ import click
 from kmc import registry
 from kmc.checker import engines
 from kmc.checker.search import Limits
+from kmc.cli import graph
 from kmc.cli.config import config_option
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
@@ -60,6 +61,8 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="explore on after a violation: every invariant gets its own shortest trace"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
+            click.option("--dump-graph", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                         metavar="FILE", help="also write the state graph (small runs) to FILE.graphml or FILE.dot"),
         ]
     ):
         callback = deco(callback)
@@ -82,6 +85,7 @@ def run_check(
     quiet: bool,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    dump_graph: Path | None = None,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
@@ -91,6 +95,8 @@ def run_check(
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)
     result = run_with_progress(engine, model, checked, limits, quiet=quiet)
     docs = {i.name: i for i in checked}
+    if dump_graph is not None:
+        graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:

@@ -17,6 +17,7 @@ from kmc.cli.bench import bench
 from kmc.cli.check import check
 from kmc.cli.compare import compare
 from kmc.cli.gate import gate
+from kmc.cli.graph import graph
 from kmc.cli.listing import list_models
 from kmc.cli.trace import trace
 from kmc.errors import BadInput
@@ -36,6 +37,7 @@ cli.add_command(list_models)
 cli.add_command(trace)
 cli.add_command(bench)
 cli.add_command(gate)
+cli.add_command(graph)
 
 
 def main(argv: list[str] | None = None) -> int:
