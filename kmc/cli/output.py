@@ -44,13 +44,16 @@ def verdict_text(v: Verdict) -> str:
     return "not decided"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same directory."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` through a temporary file in the same directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
