@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow java clean
+.PHONY: run test test-slow gate java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
@@ -26,8 +26,12 @@ run: $(STAMP)
 test: $(STAMP) java
 	$(BIN)/python -m pytest -q
 
+# kmc's own gate: every model and mode against baselines/kmc.toml (docs/ci.md)
+gate: $(STAMP)
+	$(BIN)/kmc gate baselines/kmc.toml --quiet --junit build/gate-junit.xml
+
 test-slow: $(STAMP) java
 	$(BIN)/python -m pytest -q -m slow
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache build

@@ -61,6 +61,8 @@ def check(
         if limits.max_depth is not None and depth >= limits.max_depth:
             stopped_by = "max-depth"
             break
+        if (stopped_by := limits.exhausted(started)) is not None:
+            break
         level: list[State] = []
         for state in frontier:
             for iid, nxt in sm.successors(state):

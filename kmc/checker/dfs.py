@@ -17,6 +17,7 @@ from kmc.checker import symmetry
 from kmc.model.core import Invariant, Model, State
 
 _PROGRESS_EVERY = 50_000
+_LIMITS_EVERY = 4_096  # states between two looks at the time and memory limits
 
 
 def check(
@@ -71,6 +72,9 @@ def check(
                 cut = True  # beyond the depth bound: not explored, so the run is incomplete
                 continue
             if discover(nxt, stored, (state, iid)):
+                break
+            if len(parents) % _LIMITS_EVERY == 0 and (exhausted := limits.exhausted(started)) is not None:
+                stopped_by = exhausted
                 break
             stack.append((nxt, sm.successors(nxt)))
             deepest = max(deepest, len(stack))

@@ -47,7 +47,7 @@ class CheckResult:
     depth: int
     seconds: float
     complete: bool
-    stopped_by: str | None  # "violation", "max-states", "max-depth", or None
+    stopped_by: str | None  # "violation", "max-states", "max-depth", "time-limit", "memory-limit", or None
     invariants: dict[str, Verdict] = field(default_factory=dict)
     peak_memory_bytes: int = 0
     symmetry: bool = False  # states told apart only up to renaming replicas
@@ -87,3 +87,12 @@ class CheckResult:
 def peak_memory_bytes() -> int:
     """The process's peak resident set size (Linux reports kilobytes)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def current_memory_bytes() -> int:
+    """The process's resident set size now (Linux /proc; elsewhere the peak)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except (OSError, IndexError, ValueError):
+        return peak_memory_bytes()

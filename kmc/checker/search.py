@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from kmc.checker.result import CheckResult, Progress, Verdict, peak_memory_bytes
+from kmc.checker.result import CheckResult, Progress, Verdict, current_memory_bytes, peak_memory_bytes
 from kmc.model.core import Invariant, Model, State
 from kmc.traces.trace import ParentOf, rebuild
 
@@ -22,6 +22,17 @@ class Limits:
     max_depth: int | None = None
     keep_going: bool = False  # explore on after a violation: every invariant its own trace
     symmetry: bool = False  # states equal up to renaming replicas count once (kmc/checker/symmetry.py)
+    time_limit: float | None = None  # seconds of search, checked between levels (dfs: every few thousand states)
+    memory_limit: int | None = None  # bytes of resident memory, checked with the time
+
+    def exhausted(self, started: float) -> str | None:
+        """"time-limit" or "memory-limit" once a run must end for them, else None: engines ask
+        between levels, so a run ends cleanly, with the levels it finished."""
+        if self.time_limit is not None and time.perf_counter() - started >= self.time_limit:
+            return "time-limit"
+        if self.memory_limit is not None and current_memory_bytes() >= self.memory_limit:
+            return "memory-limit"
+        return None
 
 
 class Violations:

@@ -136,6 +136,9 @@ class _Run:
             if self.limits.max_depth is not None and depth >= self.limits.max_depth:
                 self.stopped_by = "max-depth"
                 break
+            if (exhausted := self.limits.exhausted(self.started)) is not None:  # the driver's memory
+                self.stopped_by = exhausted
+                break
             began = time.perf_counter()
             size = self._next(depth)
             self.level_seconds.append(time.perf_counter() - began)

@@ -86,6 +86,9 @@ class _Search:
             if limits.max_depth is not None and depth >= limits.max_depth:
                 self.stopped_by = "max-depth"
                 break
+            if (exhausted := limits.exhausted(self.started)) is not None:
+                self.stopped_by = exhausted
+                break
             level = self._next(level, depth)
             if level.size:
                 depth += 1

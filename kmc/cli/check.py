@@ -11,6 +11,9 @@ import click
 from kmc import registry
 from kmc.checker import engines
 from kmc.checker.search import Limits
+from kmc.cli import graph
+from kmc.cli.config import config_option
+from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, write_atomic
 from kmc.cli.progress import run_with_progress
@@ -30,6 +33,7 @@ def run_options(command: Any) -> Any:
                          help="stop after this many distinct states (the run is then incomplete)"),
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
+            *limit_options(),
             click.option("--symmetry", is_flag=True,
                          help="count states equal up to renaming replicas once (sound when the model and "
                               "invariants treat replicas alike, as replication does)"),
@@ -47,6 +51,7 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
 
     callback = apply_options(callback, options)
     callback = run_options(callback)
+    callback = config_option(callback)
     for deco in reversed(
         [
             click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",
@@ -56,6 +61,8 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="explore on after a violation: every invariant gets its own shortest trace"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
+            click.option("--dump-graph", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                         metavar="FILE", help="also write the state graph (small runs) to FILE.graphml or FILE.dot"),
         ]
     ):
         callback = deco(callback)
@@ -76,14 +83,20 @@ def run_check(
     symmetry: bool,
     as_json: bool,
     quiet: bool,
+    time_limit: float | None = None,
+    memory_limit: int | None = None,
+    dump_graph: Path | None = None,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
-    result = run_with_progress(engine, model, checked, Limits(max_states, max_depth, keep_going, symmetry), quiet=quiet)
+    limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)
+    result = run_with_progress(engine, model, checked, limits, quiet=quiet)
     docs = {i.name: i for i in checked}
+    if dump_graph is not None:
+        graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +15,8 @@ from kmc import registry
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits
 from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
+from kmc.cli import plot
+from kmc.cli.config import config_option
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import verdict_text
 from kmc.cli.progress import run_with_progress
@@ -29,9 +32,14 @@ def make_compare(name: str, options: tuple[Option, ...]) -> click.Command:
 
     callback = apply_options(callback, tuple(o for o in options if o.name != "mode"))
     callback = run_options(callback)
+    callback = config_option(callback)
     callback = click.option(
         "--matrix", "matrix", multiple=True, metavar="OPTION=V1,V2",
         help="also vary a model option over these values (repeatable): every combination is a column",
+    )(callback)
+    callback = click.option(
+        "--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="FILE",
+        help="also draw the verdict matrix and the state counts to FILE.png or FILE.svg",
     )(callback)
     callback = click.option(
         "--modes", "modes_csv", default=",".join(modes), show_default=True,
@@ -88,18 +96,26 @@ def run_compare(
     symmetry: bool,
     as_json: bool,
     quiet: bool,
+    time_limit: float | None = None,
+    memory_limit: int | None = None,
+    plot_path: Path | None = None,
     **settings: Any,
 ) -> int:
     cls = registry.model_class(name)
+    if plot_path is not None:
+        plot.check_path(plot_path)
     modes = parse_modes(modes_csv, cls.modes)
     combos = parse_matrix(matrix, cls.options)
     # every column is built (and so validated) before anything runs
     built = [registry.build(name, **{**settings, **combo, "mode": m}) for combo in combos for m in modes]
     labels = [" ".join([m, *(f"{k}={v}" for k, v in combo.items())]) for combo in combos for m in modes]
     results: list[CheckResult] = []
-    limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry)
+    limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry,
+                    time_limit=time_limit, memory_limit=memory_limit)
     for model, invariants in built:
         results.append(run_with_progress(engine, model, invariants, limits, quiet=quiet))
+    if plot_path is not None:
+        plot.plot(plot_path, plot.fixed_title(built[0][0].title(), combos), results, labels)
     if as_json:
         columns = [{**r.to_json(), "column": label} for r, label in zip(results, labels)]
         click.echo(json.dumps({"model": name, "modes": columns}, indent=1))

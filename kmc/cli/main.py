@@ -1,7 +1,8 @@
 """The `kmc` command: a click group; each command is thin: parse, call, print.
 
 Exit codes: 0 every checked invariant holds, 12 an invariant is violated (as TLC),
-2 bad usage or bad input (one line on stderr), 1 internal error, 130 interrupted.
+2 bad usage or bad input (one line on stderr), 1 internal error, 130 interrupted,
+3 `kmc gate`: the baseline is stale.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from kmc import __version__
 from kmc.cli.bench import bench
 from kmc.cli.check import check
 from kmc.cli.compare import compare
+from kmc.cli.gate import gate
+from kmc.cli.graph import graph
 from kmc.cli.listing import list_models
 from kmc.cli.trace import trace
 from kmc.errors import BadInput
@@ -33,6 +36,8 @@ cli.add_command(compare)
 cli.add_command(list_models)
 cli.add_command(trace)
 cli.add_command(bench)
+cli.add_command(gate)
+cli.add_command(graph)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from typing import Any, Callable
 import click
 
 from kmc import registry
+from kmc.cli.config import model_in_front
 from kmc.model.core import Option
 
 
@@ -35,6 +36,11 @@ class ModelGroup(click.Group):
     def __init__(self, *args: Any, make: Callable[[str, tuple[Option, ...]], click.Command], **kwargs: Any):
         super().__init__(*args, **kwargs)
         self._make = make
+
+    takes_model = True  # run files may name the model (kmc/cli/config.py)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, model_in_front(args, registry.MODELS))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(registry.MODELS)

@@ -15,7 +15,9 @@ def summary(result: CheckResult) -> str:
         "violation": "Stopped at the first violation (--continue explores on).",
         "max-states": "Stopped by --max-states: the search is incomplete.",
         "max-depth": "Stopped by --max-depth: the search is incomplete.",
-    }[result.stopped_by]
+        "time-limit": "Stopped by --time-limit: the search is incomplete, verdicts not shown violated are partial.",
+        "memory-limit": "Stopped by --memory-limit: the search is incomplete, verdicts not shown violated are partial.",
+    }.get(result.stopped_by, f"Stopped ({result.stopped_by}): the search is incomplete.")
     states = "distinct states up to renaming replicas" if result.symmetry else "distinct states"
     stored = "" if result.bytes_per_state is None else f" ({result.bytes_per_state:.0f} bytes/state stored)"
     return (
@@ -42,13 +44,16 @@ def verdict_text(v: Verdict) -> str:
     return "not decided"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same directory."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Write `text` (or bytes) to `path` through a temporary file in the same directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -1,29 +1,58 @@
-"""Progress of long runs on stderr: silent for the first second, then a line per update
-(rewritten in place on a terminal), throttled so it never slows the engine down."""
+"""Progress of long runs on stderr, and what an interrupted run reports.
+
+Silent for the first second. On a terminal, a rich progress bar: level, states, states/s,
+memory, and an ETA once the level sizes shrink steadily enough to extrapolate; elsewhere
+(CI logs) a plain line every few seconds. Throttled so it never slows the engine down.
+Ctrl-C prints the statistics of the levels done so far (even with --quiet) and exits 130
+(kmc/cli/main.py); output files are only ever written after a run, whole, so none is left
+half-written.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import Any, Sequence
 
-from typing import Sequence
+import click
 
 from kmc.checker import engines
-from kmc.checker.result import CheckResult, Progress, peak_memory_bytes
+from kmc.checker.result import CheckResult, Progress, current_memory_bytes, peak_memory_bytes
 from kmc.checker.search import Limits
 from kmc.model.core import Invariant, Model
 from kmc.traces.replay import replay
 
 
+def remaining_states(levels: Sequence[int]) -> float | None:
+    """States still to find, extrapolated from the last level sizes when they shrink
+    geometrically (the last two ratios below 1): the sum of the series the last ratio gives.
+    None while the levels still grow: no honest estimate exists then."""
+    if len(levels) < 3 or levels[-3] <= 0 or levels[-2] <= 0:
+        return None
+    q1, q2 = levels[-2] / levels[-3], levels[-1] / levels[-2]
+    if not (q1 < 1 and q2 < 1):
+        return None
+    q = max(q1, q2)
+    return levels[-1] * q / (1 - q)
+
+
 class ProgressPrinter:
-    def __init__(self, label: str, *, quiet: bool = False):
+    def __init__(self, label: str, *, quiet: bool = False, levels: bool = True):
         self.label = label
         self.quiet = quiet
+        self.levels = levels  # breadth-first: frontiers are levels, so an ETA can be estimated
         self.tty = sys.stderr.isatty()
         self.last = 0.0
         self.shown = False
+        self.started = time.perf_counter()
+        self.latest: Progress | None = None
+        self.sizes: list[int] = []
+        self.bar: Any = None
+        self.task: Any = None
 
     def __call__(self, p: Progress) -> None:
+        self.latest = p
+        self.sizes.append(p.frontier)
         if self.quiet or p.seconds < 1.0:
             return
         now = time.monotonic()
@@ -31,21 +60,50 @@ class ProgressPrinter:
             return
         self.last = now
         rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
-        line = (
-            f"{self.label}: level {p.level}, {p.distinct_states:,} states, frontier {p.frontier:,}, "
-            f"{rate:,.0f} states/s, {peak_memory_bytes() / 2**20:,.0f} MiB"
-        )
+        left = remaining_states(self.sizes) if self.levels else None
+        eta = None if left is None or rate <= 0 else left / rate
+        mib = current_memory_bytes() / 2**20
         if self.tty:
-            sys.stderr.write("\r\033[K" + line)
+            self._bar(p, rate, mib, left)
         else:
+            line = (f"{self.label}: level {p.level}, {p.distinct_states:,} states, frontier {p.frontier:,}, "
+                    f"{rate:,.0f} states/s, {mib:,.0f} MiB" + ("" if eta is None else f", about {eta:,.0f} s left"))
             sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+            sys.stderr.flush()
         self.shown = True
 
+    def _bar(self, p: Progress, rate: float, mib: float, left: float | None) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress as Bar, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        if self.bar is None:
+            self.bar = Bar(
+                TextColumn("{task.description}"), BarColumn(),
+                TextColumn("level {task.fields[level]}"), TextColumn("{task.completed:,.0f} states"),
+                TextColumn("{task.fields[rate]:,.0f} states/s"), TextColumn("{task.fields[mib]:,.0f} MiB"),
+                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=Console(stderr=True), transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=None, level=0, rate=0.0, mib=0.0)
+        total = None if left is None else p.distinct_states + left
+        self.bar.update(self.task, completed=p.distinct_states, total=total, level=p.level, rate=rate, mib=mib)
+
     def done(self) -> None:
-        if self.shown and self.tty:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar = None
+
+    def interrupted(self) -> str:
+        """The statistics of an interrupted run, one line."""
+        seconds = time.perf_counter() - self.started
+        p = self.latest
+        if p is None:
+            return f"kmc: interrupted: {self.label}, after {seconds:.1f} s, before the first level was done"
+        rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
+        return (f"kmc: interrupted: {self.label}, level {p.level}, {p.distinct_states:,} distinct states "
+                f"({p.generated_states:,} generated), {seconds:.1f} s, {rate:,.0f} states/s, "
+                f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the search is incomplete, nothing was written")
 
 
 def run_with_progress(
@@ -53,9 +111,13 @@ def run_with_progress(
 ) -> CheckResult:
     """Run an engine with progress on stderr, then replay every trace it returns: an engine
     bug, never a wrong trace, reaches users."""
-    printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet)
+    printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet, levels=engine != "dfs")
     try:
         result = engines.run(engine, model, invariants, limits, printer)
+    except KeyboardInterrupt:
+        printer.done()
+        click.echo(printer.interrupted(), err=True)
+        raise
     finally:
         printer.done()
     for inv in invariants:

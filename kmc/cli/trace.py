@@ -1,4 +1,6 @@
-"""`kmc trace --scenario FILE`: play a scripted scenario and print a table per step."""
+"""`kmc trace FILE.itf.json`: re-render a saved trace; `kmc trace --scenario FILE`: play a
+scripted scenario and print a table per step. `--format` picks text, json (ITF), mermaid,
+dot or html for either."""
 
 from __future__ import annotations
 
@@ -13,8 +15,13 @@ from rich.table import Table
 
 from kmc import registry
 from kmc.checker.scalar import ScalarModel
-from kmc.errors import BadInput
+from kmc.cli.output import write_atomic
+from kmc.errors import BadInput, ReplayError
+from kmc.model.core import Invariant, Model
+from kmc.traces import dot, html, itf, mermaid, text
+from kmc.traces.replay import replay
 from kmc.traces.scenario import columns_that_change, run_scenario, table
+from kmc.traces.trace import Trace
 
 SCENARIO_KEYS = {"model", "settings", "steps", "columns", "title"}
 
@@ -37,14 +44,81 @@ def load_scenario(path: Path) -> dict[str, Any]:
     return data
 
 
+FORMATS = ("text", "json", "mermaid", "dot", "html")
+
+
 @click.command("trace")
-@click.option("--scenario", "scenario_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+@click.argument("trace_path", metavar="[FILE.itf.json]", required=False,
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--scenario", "scenario_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="TOML file: model, [settings], steps = ['produce(r1)', 'fetch(r2)', ...], optional columns")
-def trace(scenario_path: Path) -> int:
-    """Play a scripted scenario and print the fields per step."""
-    data = load_scenario(scenario_path)
-    model, invariants = registry.build(data["model"], **data.get("settings", {}))
-    played = run_scenario(model, [str(s) for s in data["steps"]])
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text; json (ITF); mermaid (sequence diagram); dot (Graphviz); html (one self-contained page)")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="write to FILE (whole or not at all) instead of standard output")
+def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output: Path | None) -> int:
+    """Re-render a saved trace (kmc check --itf-dir) or play a scripted scenario."""
+    if (trace_path is None) == (scenario_path is None):
+        raise click.UsageError("give a trace file (FILE.itf.json) or --scenario FILE, one of them")
+    if trace_path is not None:
+        played, docs = load_trace(trace_path)
+    else:
+        data = load_scenario(scenario_path)  # type: ignore[arg-type]
+        model, invariants = registry.build(data["model"], **data.get("settings", {}))
+        played = run_scenario(model, [str(s) for s in data["steps"]])
+        docs = {i.name: i for i in invariants}
+        if fmt == "text":
+            return print_scenario(data, played, invariants)
+        fails = [invariants[k] for k in ScalarModel(model).violated(played.last, invariants)]
+        fails = [i for i in fails if not i.report]
+        if fails:
+            played.invariant = fails[0].name
+    inv = docs.get(played.invariant or "")
+    doc, report = (inv.doc, inv.report) if inv is not None else ("", False)
+    out = render(played, fmt, doc, report)
+    if output is not None:
+        write_atomic(output, out)
+    else:
+        click.echo(out, nl=not out.endswith("\n"))
+    return 0
+
+
+def load_trace(path: Path) -> tuple[Trace, dict[str, Invariant]]:
+    """A saved ITF trace, rebuilt against its model and replayed through it."""
+    try:
+        text_ = path.read_text()
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such trace file")
+    built: dict[str, Invariant] = {}
+
+    def build(name: str, settings: dict[str, Any]) -> Model:
+        model, invariants = registry.build(name, **settings)
+        built.update({i.name: i for i in invariants})
+        return model
+
+    played = itf.loads(text_, build, str(path))
+    inv = built.get(played.invariant or "")
+    try:
+        replay(played, inv)
+    except ReplayError as e:
+        raise BadInput(f"{path}: the trace does not replay through its model: {e}")
+    return played, built
+
+
+def render(played: Trace, fmt: str, doc: str, report: bool) -> str:
+    if fmt == "json":
+        return itf.dumps(played) + "\n"
+    if fmt == "mermaid":
+        return mermaid.render(played)
+    if fmt == "dot":
+        return dot.render(played)
+    if fmt == "html":
+        return html.render(played, doc, report=report)
+    return text.render(played, doc, report=report) + "\n"
+
+
+def print_scenario(data: dict[str, Any], played: Trace, invariants: list[Invariant]) -> int:
+    model = played.model
     columns = [str(c) for c in data.get("columns", [])] or columns_that_change(played)
     sm = ScalarModel(model)
     out = Table(title=data.get("title") or model.title(), title_justify="left")

@@ -2,15 +2,17 @@
 
 Each state holds every field of the model's schema by name (arrays as JSON lists); the
 "#meta" of each state names the step that led to it. The top-level "#meta" records the model
-and its settings, so a saved trace can be replayed and re-rendered later.
+and its settings, so a saved trace can be read back (`loads`), replayed and re-rendered later.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
-from kmc.traces.trace import Trace
+from kmc.errors import BadInput
+from kmc.model.core import Model
+from kmc.traces.trace import Step, Trace
 
 
 def to_itf(trace: Trace) -> dict[str, Any]:
@@ -45,3 +47,43 @@ def to_itf(trace: Trace) -> dict[str, Any]:
 
 def dumps(trace: Trace) -> str:
     return json.dumps(to_itf(trace), indent=1)
+
+
+def from_itf(data: Any, build: Callable[[str, dict[str, Any]], Model], source: str = "trace") -> Trace:
+    """The Trace an ITF document written by `to_itf` describes. `build(name, settings)` makes
+    the model (the CLI passes the registry's). Raises BadInput naming what is wrong; the
+    caller replays the trace to check it is a real run."""
+    try:
+        meta = data["#meta"]
+        model = build(meta["model"], dict(meta.get("settings", {})))
+        states = data["states"]
+    except (KeyError, TypeError) as e:
+        raise BadInput(f"{source}: not an ITF trace written by kmc (missing {e})")
+    by_call = {(i.action.name, tuple(sorted(i.named_args().items()))): i for i in model.instances()}
+    steps: list[Step] = []
+    for k, raw in enumerate(states):
+        try:
+            fields = {f.name: raw[f.name] for f in model.schema.fields}
+            state = model.schema.state(**fields)
+            step_meta = raw.get("#meta", {})
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise BadInput(f"{source}: state {k} does not fit model {model.name}: {e}")
+        if k == 0:
+            steps.append(Step(None, state))
+            continue
+        call = (step_meta.get("action"), tuple(sorted((step_meta.get("params") or {}).items())))
+        inst = by_call.get(call)
+        if inst is None:
+            raise BadInput(f"{source}: state {k}: no action {step_meta.get('label', call[0])!r} in model {model.name}")
+        steps.append(Step(inst, state))
+    if not steps:
+        raise BadInput(f"{source}: the trace has no states")
+    return Trace(model, steps, meta.get("invariant"))
+
+
+def loads(text: str, build: Callable[[str, dict[str, Any]], Model], source: str = "trace") -> Trace:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{source}: not JSON: {e}")
+    return from_itf(data, build, source)

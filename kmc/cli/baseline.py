@@ -1,0 +1,213 @@
+"""Gate baselines: the checks a repository runs in CI and the verdicts it expects of them.
+
+```toml
+[[check]]
+model = "replication"
+states = 10131                  # optional: the exact distinct state count
+[check.settings]                # the model's options, by name (mode first)
+mode = "hw"
+max_leader_epoch = 2
+[check.expect]                  # per invariant: "holds", or "violated N" (shortest trace, N steps)
+strong-isr = "violated 9"
+leader-in-isr = "holds"
+```
+
+Optional per check: `engine` (default vector) and `symmetry`. A check without `[check.expect]`
+checks every invariant of its model; `kmc gate --update` fills the expectations in.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kmc import registry
+from kmc.checker import engines
+from kmc.checker.result import CheckResult, Verdict
+from kmc.cli.tomlfile import TomlFile, type_name
+from kmc.errors import BadInput
+
+CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect"}
+_VIOLATED = re.compile(r"^violated (\d+)$")
+
+
+@dataclass
+class Expected:
+    """An invariant's expected verdict: it holds (steps None), or it is violated with a
+    shortest counterexample of `steps` steps."""
+
+    holds: bool
+    steps: int | None = None
+
+    def text(self) -> str:
+        return "holds" if self.holds else f"violated {self.steps}"
+
+    @staticmethod
+    def of(verdict: Verdict) -> Expected | None:
+        if verdict.holds is True:
+            return Expected(True)
+        if verdict.holds is False and verdict.trace is not None:
+            return Expected(False, verdict.trace.length)
+        return None  # undecided
+
+
+@dataclass
+class Check:
+    model: str
+    settings: dict[str, Any]
+    engine: str = "vector"
+    symmetry: bool = False
+    states: int | None = None
+    expect: dict[str, Expected] = field(default_factory=dict)
+
+
+@dataclass
+class Baseline:
+    path: Path
+    checks: list[Check]
+    header: str  # the comment lines the file starts with, kept by --update
+
+
+def load(path: Path) -> Baseline:
+    f = TomlFile(path, "baseline")
+    unknown = set(f.data) - {"check"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise f.error(f"unknown key {key!r}; a baseline holds [[check]] tables only", key=key)
+    raw = f.data.get("check")
+    if not isinstance(raw, list) or not raw:
+        raise f.error("no [[check]] table: a baseline lists at least one check")
+    checks = [_check(f, k, entry) for k, entry in enumerate(raw)]
+    header = "".join(line + "\n" for line in _leading_comments(f.text))
+    return Baseline(path, checks, header)
+
+
+def _leading_comments(text: str) -> list[str]:
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        out.append(line)
+    return out
+
+
+def _check(f: TomlFile, k: int, entry: Any) -> Check:
+    where = ("check", k)
+    if not isinstance(entry, dict):
+        raise f.error("each check must be a [[check]] table", where)
+    for key in entry:
+        if key not in CHECK_KEYS:
+            raise f.error(f"unknown key {key!r} in a check; allowed: {', '.join(sorted(CHECK_KEYS))}", where, key)
+    if "model" not in entry:
+        raise f.error("a check needs the key 'model'", where)
+    model = _typed(f, where, entry, "model", str)
+    if model not in registry.MODELS:
+        raise f.error(f"unknown model {model!r}; allowed: {', '.join(registry.MODELS)}", where, "model")
+    engine = entry.get("engine", "vector")
+    _typed(f, where, entry, "engine", str)
+    if engine not in engines.ENGINES:
+        raise f.error(f"unknown engine {engine!r}; allowed: {', '.join(engines.ENGINES)}", where, "engine")
+    symmetry = entry.get("symmetry", False)
+    _typed(f, where, entry, "symmetry", bool)
+    states = entry.get("states")
+    _typed(f, where, entry, "states", int)
+    settings = _settings(f, (*where, "settings"), model, _typed(f, where, entry, "settings", dict) or {})
+    expect = _expect(f, (*where, "expect"), _typed(f, where, entry, "expect", dict) or {})
+    try:
+        _, invariants = registry.build(model, **settings)
+    except BadInput as e:
+        raise f.error(str(e), (*where, "settings"))
+    names = {i.name for i in invariants}
+    for name in expect:
+        if name not in names:
+            raise f.error(f"unknown invariant {name!r} for model {model}; allowed: {', '.join(sorted(names))}",
+                          (*where, "expect"), name)
+    return Check(model, settings, engine, symmetry, states, expect)
+
+
+def _typed(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], key: str, kind: type) -> Any:
+    value = entry.get(key)
+    if value is None:
+        return None
+    wrong = not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+    if wrong:
+        want = {str: "a string", int: "an integer", bool: "a boolean", dict: "a table"}[kind]
+        raise f.error(f"key {key!r} must be {want} (got {type_name(value)})", where, key)
+    return value
+
+
+def _settings(f: TomlFile, where: tuple[Any, ...], model: str, raw: dict[str, Any]) -> dict[str, Any]:
+    options = {o.name: o for o in registry.model_class(model).options}
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = key.replace("-", "_")
+        if name not in options:
+            raise f.error(f"unknown option {key!r} for model {model}; allowed: {', '.join(options)}", where, key)
+        try:
+            out[name] = options[name].check(value)
+        except BadInput as e:
+            raise f.error(f"key {key!r}: {e}", where, key)
+    return out
+
+
+def _expect(f: TomlFile, where: tuple[Any, ...], raw: dict[str, Any]) -> dict[str, Expected]:
+    out: dict[str, Expected] = {}
+    for name, value in raw.items():
+        if not isinstance(value, str):
+            raise f.error(f"key {name!r} must be a string, \"holds\" or \"violated N\" (got {type_name(value)})",
+                          where, name)
+        if value == "holds":
+            out[name] = Expected(True)
+        elif m := _VIOLATED.match(value):
+            out[name] = Expected(False, int(m.group(1)))
+        else:
+            raise f.error(f"key {name!r}: {value!r} is neither \"holds\" nor \"violated N\"", where, name)
+    return out
+
+
+def updated(check: Check, result: CheckResult) -> Check:
+    """The check with the expectations `result` shows."""
+    expect = {}
+    for name, verdict in result.invariants.items():
+        seen = Expected.of(verdict)
+        if seen is not None:
+            expect[name] = seen
+    states = result.distinct_states if result.complete or check.states is not None else None
+    # every option written out: the baseline pins the configuration even if a default changes
+    return Check(check.model, dict(result.settings), check.engine, check.symmetry, states, expect)
+
+
+def dumps(baseline: Baseline) -> str:
+    """The baseline as TOML, in the layout `load` reads."""
+    out = [baseline.header.rstrip("\n")] if baseline.header else []
+    for c in baseline.checks:
+        out.append("")
+        out.append("[[check]]")
+        out.append(f"model = {_q(c.model)}")
+        if c.engine != "vector":
+            out.append(f"engine = {_q(c.engine)}")
+        if c.symmetry:
+            out.append("symmetry = true")
+        if c.states is not None:
+            out.append(f"states = {c.states}")
+        out.append("[check.settings]")
+        for key, value in c.settings.items():
+            out.append(f"{key} = {_value(value)}")
+        out.append("[check.expect]")
+        for name, e in c.expect.items():
+            out.append(f"{name} = {_q(e.text())}")
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def _q(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    return _q(str(value))

@@ -1,0 +1,77 @@
+"""Long runs: --time-limit and --memory-limit end a run cleanly with partial verdicts in every
+engine; Ctrl-C prints the statistics so far and exits 130 with no output file written."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kmc import registry
+from kmc.checker import engines
+from kmc.checker.search import Limits
+from kmc.cli.progress import remaining_states
+
+BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no engine finishes it in seconds
+
+
+@pytest.mark.parametrize("engine", list(engines.ENGINES))
+def test_time_limit_ends_every_engine_cleanly(engine: str) -> None:
+    model, invariants = registry.build("fetch", mode="epoch", replicas=3)
+    started = time.perf_counter()
+    result = engines.run(engine, model, invariants, Limits(keep_going=True, time_limit=0.3))
+    assert time.perf_counter() - started < 30
+    assert result.stopped_by == "time-limit" and result.complete is False
+    safety = [v for v in result.invariants.values() if not v.report]
+    assert all(v.holds is None for v in safety)  # partial: nothing claimed to hold
+
+
+@pytest.mark.parametrize("engine", list(engines.ENGINES))
+def test_memory_limit_ends_every_engine_cleanly(engine: str) -> None:
+    model, invariants = registry.build("replication", mode="kip320")
+    result = engines.run(engine, model, invariants, Limits(memory_limit=1))  # already above one byte
+    assert result.stopped_by == "memory-limit" and result.complete is False
+    assert all(v.holds is None for v in result.invariants.values())
+
+
+def test_time_limit_on_the_command_line(run_kmc, tmp_path: Path) -> None:
+    rc, out, _ = run_kmc("check", *BIG, "--time-limit", "0.3", "--quiet", "--json", "--itf-dir", str(tmp_path / "t"))
+    data = json.loads(out)
+    assert rc == 0 and data["complete"] is False and data["stopped_by"] == "time-limit"
+    rc, out, _ = run_kmc("check", *BIG, "--time-limit", "0.3", "--quiet")
+    assert "Stopped by --time-limit: the search is incomplete" in out and "not decided" in out
+
+
+def test_limits_are_validated(run_kmc) -> None:
+    for argv, message in [(["--time-limit", "0"], "'--time-limit'"), (["--memory-limit", "5X"], "'5X' is not a size")]:
+        rc, _, err = run_kmc("check", "fetch", *argv)
+        assert rc == 2 and message in err
+
+
+def test_ctrl_c_prints_statistics_exits_130_and_writes_nothing(tmp_path: Path) -> None:
+    itf_dir = tmp_path / "traces"
+    argv = [sys.executable, "-m", "kmc.cli.main", "check", *BIG, "--engine", "scalar", "--continue",
+            "--itf-dir", str(itf_dir)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"})
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert out == ""
+    assert "kmc: interrupted: fetch epoch, level " in err and "distinct states" in err
+    assert "the search is incomplete" in err
+    assert not itf_dir.exists()
+    assert [p.name for p in tmp_path.iterdir()] == []  # no temporary file either
+
+
+def test_eta_only_once_levels_shrink() -> None:
+    assert remaining_states([1, 10, 100]) is None
+    assert remaining_states([100, 50]) is None
+    assert remaining_states([400, 200, 100]) == pytest.approx(100.0)  # 50 + 25 + ... = 100
+    assert remaining_states([1000, 500, 400]) == pytest.approx(1600.0)  # ratio 0.8: 400 * 0.8 / 0.2

@@ -1,0 +1,149 @@
+"""`kmc trace FILE.itf.json --format ...`: a saved trace read back and rendered as text, ITF
+JSON, Mermaid, DOT and a self-contained HTML page; the page opened in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kmc import registry
+from kmc.checker import bfs
+from kmc.checker.search import Limits
+from kmc.traces import itf, mermaid, sequence
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fetch model's data-loss counterexample (kmc check fetch --mode hw), saved as ITF."""
+    from kmc.cli.main import main
+
+    out = tmp_path_factory.mktemp("itf")
+    assert main(["check", "fetch", "--mode", "hw", "--invariant", "committed-never-lost", "--quiet",
+                 "--itf-dir", str(out)]) == 12
+    return out / "fetch-hw-committed-never-lost.itf.json"
+
+
+def reference_trace():
+    model, invs = registry.build("fetch", mode="hw")
+    return bfs.check(model, registry.select(invs, ["committed-never-lost"])).invariants["committed-never-lost"].trace
+
+
+def test_itf_reads_back_the_trace_it_wrote(saved: Path) -> None:
+    trace = itf.loads(saved.read_text(), lambda n, s: registry.build(n, **s)[0])
+    ref = reference_trace()  # the reference engine's shortest counterexample
+    assert trace.invariant == "committed-never-lost"
+    assert [s.state for s in trace.steps] == [s.state for s in ref.steps]
+    assert [s.instance.label for s in trace.steps[1:]] == [s.instance.label for s in ref.steps[1:]]
+
+
+def test_text_and_json_formats(run_kmc, saved: Path) -> None:
+    rc, out, _ = run_kmc("trace", str(saved))
+    assert rc == 0 and out.startswith("Invariant committed-never-lost is violated")
+    assert f"Counterexample ({reference_trace().length} steps)" in out
+    rc, out, _ = run_kmc("trace", str(saved), "--format", "json")
+    assert rc == 0 and json.loads(out) == json.loads(saved.read_text())
+
+
+def test_mermaid_has_a_lifeline_per_replica_and_the_controller(run_kmc, saved: Path) -> None:
+    rc, out, _ = run_kmc("trace", str(saved), "--format", "mermaid")
+    assert rc == 0 and out.startswith("sequenceDiagram\n")
+    names = re.findall(r"participant (p\d+) as (\S+)", out)
+    assert [n for _, n in names] == ["controller", "r1", "r2", "producer"]
+    ids = dict((n, i) for i, n in names)
+    assert f"{ids['r2']}->>{ids['r1']}: 2. fetch" in out  # a follower's FETCH to its leader
+    assert f"{ids['controller']}->>{ids['r2']}: 7. elect" in out  # the controller elects r2
+    assert re.search(rf"Note over {ids['r2']}: 5\. crash", out)  # crashes are notes on the replica
+    assert re.search(rf"Note over {ids['r2']}: 6\. restart<br/>.*log \[m0@e0\] → \[\]", out)  # the truncation
+    assert "HW 0 → 1" in out
+    assert out.rstrip().endswith("committed-never-lost is violated")
+
+
+def test_sequence_is_derived_for_every_model() -> None:
+    for name in registry.MODELS:
+        model, invs = registry.build(name, mode=registry.model_class(name).options[0].choices[0])
+        result = bfs.check(model, invs, Limits(max_states=200_000))
+        traces = [v.trace for v in result.invariants.values() if v.trace is not None]
+        if not traces:
+            continue
+        seq = sequence.build(traces[0])
+        assert len(seq.events) == traces[0].length
+        if name in ("replication", "fetch"):
+            assert {"r1", "r2"} <= set(seq.participants)
+        assert mermaid.render(traces[0]).count("\n") > traces[0].length
+
+
+def test_dot_format(run_kmc, saved: Path) -> None:
+    rc, out, _ = run_kmc("trace", str(saved), "--format", "dot")
+    n = reference_trace().length
+    assert rc == 0 and out.startswith("digraph trace {")
+    assert out.count(" -> s") == n and f"s{n} [label=" in out and "color=red" in out
+
+
+def test_html_is_self_contained(run_kmc, saved: Path, tmp_path: Path) -> None:
+    page = tmp_path / "trace.html"
+    rc, out, _ = run_kmc("trace", str(saved), "--format", "html", "--output", str(page))
+    assert rc == 0 and out == ""
+    html = page.read_text()
+    # nothing to fetch: no src/href attributes, no URL but the SVG namespace name
+    assert not re.search(r"\b(src|href)\s*=", html)
+    assert set(re.findall(r"https?://[^\s\"'<>]+", html)) == {"http://www.w3.org/2000/svg"}
+    assert '<svg id="diagram"' in html and '<table id="steps">' in html and 'class="bad"' in html
+
+
+def test_bad_trace_files_exit_2(run_kmc, tmp_path: Path, saved: Path) -> None:
+    bad = tmp_path / "bad.itf.json"
+    bad.write_text("{not json")
+    rc, _, err = run_kmc("trace", str(bad))
+    assert rc == 2 and "not JSON" in err
+    data = json.loads(saved.read_text())
+    data["states"][3]["leo"] = [2, 2]  # not what the recorded step leads to
+    bad.write_text(json.dumps(data))
+    rc, _, err = run_kmc("trace", str(bad))
+    assert rc == 2 and "does not replay" in err and err.count("\n") == 1
+    rc, _, err = run_kmc("trace")
+    assert rc == 2 and "give a trace file" in err
+
+
+def chromium() -> str | None:
+    """Debian's chromium, installed here when missing (as .ci/run does)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    try:
+        subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], capture_output=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return shutil.which("chromium")
+
+
+def test_html_renders_in_headless_chromium(run_kmc, saved: Path, tmp_path: Path) -> None:
+    browser = chromium()
+    if browser is None:
+        pytest.skip("Debian's chromium is not installed and could not be installed (apt-get install chromium)")
+    page = tmp_path / "trace.html"
+    assert run_kmc("trace", str(saved), "--format", "html", "--output", str(page))[0] == 0
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([*flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    n = reference_trace().length
+    # the inline script ran in the browser and counted what it found rendered
+    assert f'data-rendered="{n} events, {n + 1} rows"' in dom
+    assert dom.count('<g class="event"') == n and '<table id="steps">' in dom
+    assert "Invariant committed-never-lost is violated" in dom
+    shot = tmp_path / "trace.png"
+    subprocess.run([*flags, "--window-size=1600,1400", f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120, cwd=tmp_path)
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000  # a page with content, not a blank one
+
+
+def test_docs_show_the_current_mermaid_source() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "traces.md").read_text()
+    block = docs.split("```mermaid\n", 1)[1].split("```", 1)[0]
+    assert block == mermaid.render(reference_trace())
