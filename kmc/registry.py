@@ -24,6 +24,7 @@ class Entry:
 MODELS: dict[str, Entry] = {
     "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants"),
     "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants"),
+    "idempotence": Entry("kmc.model.idempotence:Idempotence", "kmc.invariants.idempotence:invariants"),
 }
 
 

@@ -1,0 +1,46 @@
+"""What must hold of the `idempotence` model (PROTOCOL.md section 3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kmc.invariants.common import type_ok
+from kmc.model.core import Invariant
+from kmc.model.idempotence import ACKED, Idempotence
+
+
+def no_duplicates(m: Idempotence) -> Invariant:
+    def holds(s: Any, X: Any) -> Any:
+        return X.and_(*[
+            X.implies(X.and_(o2 < s.log_end, s.log[o1] == b), s.log[o2] != b)
+            for b in m.B for o1 in m.offsets for o2 in m.offsets if o1 < o2
+        ])
+
+    return Invariant("no-duplicates", holds, "no batch is written to the log twice")
+
+
+def in_order(m: Idempotence) -> Invariant:
+    def holds(s: Any, X: Any) -> Any:
+        return X.and_(*[
+            X.implies(o2 < s.log_end, s.log[o1] <= s.log[o2])
+            for o1 in m.offsets for o2 in m.offsets if o1 < o2
+        ])
+
+    return Invariant(
+        "in-order", holds,
+        "the log holds the producer's batches in the order it sent them: no batch after a later one",
+    )
+
+
+def no_loss_of_acked(m: Idempotence) -> Invariant:
+    def holds(s: Any, X: Any) -> Any:
+        return X.and_(*[
+            X.implies(s.batch[b] == ACKED, X.or_(*[X.and_(o < s.log_end, s.log[o] == b) for o in m.offsets]))
+            for b in m.B
+        ])
+
+    return Invariant("no-loss-of-acked", holds, "every batch the producer saw acknowledged is in the log")
+
+
+def invariants(m: Idempotence) -> list[Invariant]:
+    return [no_duplicates(m), in_order(m), no_loss_of_acked(m), type_ok(m.schema)]
