@@ -21,14 +21,18 @@ def no_duplicates(m: Idempotence) -> Invariant:
 
 def in_order(m: Idempotence) -> Invariant:
     def holds(s: Any, X: Any) -> Any:
+        # a later batch b at o1 and an earlier batch a at o2 > o1: a must also be before o1
         return X.and_(*[
-            X.implies(o2 < s.log_end, s.log[o1] <= s.log[o2])
-            for o1 in m.offsets for o2 in m.offsets if o1 < o2
+            X.implies(
+                X.and_(o2 < s.log_end, s.log[o1] == b, s.log[o2] == a),
+                X.or_(*[s.log[o0] == a for o0 in m.offsets if o0 < o1]),
+            )
+            for a in m.B for b in m.B if a < b for o1 in m.offsets for o2 in m.offsets if o1 < o2
         ])
 
     return Invariant(
         "in-order", holds,
-        "the log holds the producer's batches in the order it sent them: no batch after a later one",
+        "batches are first written in the order the producer sent them: no batch before an earlier one",
     )
 
 
