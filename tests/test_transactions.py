@@ -184,5 +184,5 @@ def test_compare_prints_the_matrix(run_kmc) -> None:
 
 
 def test_bad_bound_is_refused(run_kmc) -> None:
-    rc, _, err = run_kmc("check", "transactions", "--producers", "3")
+    rc, _, err = run_kmc("check", "transactions", "--producers", "4")
     assert rc == 2 and "--producers" in err

@@ -76,7 +76,7 @@ class Transactions(Model):
     options = (
         Option("mode", "kip98", "protocol variant", choices=tuple(MODES)),
         Option("producers", 2, "producer instances sharing the transactional.id (the second makes the first a zombie)",
-               min=1, max=2),
+               min=1, max=3),
         Option("partitions", 1, "output partitions each transaction writes to", min=1, max=2),
         Option("transactions", 2, "transactions begun over the whole run", min=1, max=3),
         Option("inputs", 1, "input records the application consumes", min=1, max=2),
