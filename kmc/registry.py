@@ -24,6 +24,8 @@ class Entry:
 MODELS: dict[str, Entry] = {
     "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants"),
     "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants"),
+    "idempotence": Entry("kmc.model.idempotence:Idempotence", "kmc.invariants.idempotence:invariants"),
+    "transactions": Entry("kmc.model.transactions:Transactions", "kmc.invariants.transactions:invariants"),
 }
 
 
