@@ -38,3 +38,15 @@ def run_kmc(capsys: pytest.CaptureFixture[str]):
         return rc, out, err
 
     return run
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """One Spark session for every Spark test: 2 local cores, quiet logs, the settings kmc
+    itself uses. `local[2,4]` is local[2] allowing 4 attempts per task, so that the
+    failed-task test can watch Spark retry (local masters default to a single attempt)."""
+    from kmc.checker.spark_session import start
+
+    session = start("local[2,4]", partitions=2).session
+    yield session
+    session.stop()

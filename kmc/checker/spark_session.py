@@ -22,16 +22,20 @@ from kmc.errors import BadInput
 
 DEFAULT_MASTER = "local[*]"
 
+# Root at warn (Spark prints a banner when the root level differs from the shell's default,
+# warn), the loggers that warn at every start at error; setLogLevel("ERROR") follows.
 _LOG4J2 = """\
-rootLogger.level = error
+rootLogger.level = warn
 rootLogger.appenderRef.stderr.ref = console
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
 """
 
 

@@ -17,6 +17,7 @@ from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, write_atomic
 from kmc.cli.progress import run_with_progress
+from kmc.cli.spark_options import from_flags, spark_options
 from kmc.model.core import Option
 from kmc.traces import itf, text
 
@@ -34,6 +35,7 @@ def run_options(command: Any) -> Any:
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
             *limit_options(),
+            *spark_options(),
             click.option("--symmetry", is_flag=True,
                          help="count states equal up to renaming replicas once (sound when the model and "
                               "invariants treat replicas alike, as replication does)"),
@@ -86,14 +88,20 @@ def run_check(
     time_limit: float | None = None,
     memory_limit: int | None = None,
     dump_graph: Path | None = None,
+    master: str | None = None,
+    partitions: int | None = None,
+    spark_conf: tuple[str, ...] = (),
+    checkpoint_dir: Path | None = None,
+    resume: bool = False,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
+    spark = from_flags(engine, master, partitions, spark_conf, checkpoint_dir, resume)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)
-    result = run_with_progress(engine, model, checked, limits, quiet=quiet)
+    result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark)
     docs = {i.name: i for i in checked}
     if dump_graph is not None:
         graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)

@@ -20,6 +20,7 @@ from kmc.cli.config import config_option
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import verdict_text
 from kmc.cli.progress import run_with_progress
+from kmc.cli.spark_options import from_flags
 from kmc.errors import BadInput
 from kmc.model.core import Option
 
@@ -99,8 +100,16 @@ def run_compare(
     time_limit: float | None = None,
     memory_limit: int | None = None,
     plot_path: Path | None = None,
+    master: str | None = None,
+    partitions: int | None = None,
+    spark_conf: tuple[str, ...] = (),
+    checkpoint_dir: Path | None = None,
+    resume: bool = False,
     **settings: Any,
 ) -> int:
+    if checkpoint_dir is not None or resume:
+        raise BadInput("--checkpoint-dir and --resume are for one run: use them with kmc check")
+    spark = from_flags(engine, master, partitions, spark_conf, None, False)
     cls = registry.model_class(name)
     if plot_path is not None:
         plot.check_path(plot_path)
@@ -113,7 +122,7 @@ def run_compare(
     limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry,
                     time_limit=time_limit, memory_limit=memory_limit)
     for model, invariants in built:
-        results.append(run_with_progress(engine, model, invariants, limits, quiet=quiet))
+        results.append(run_with_progress(engine, model, invariants, limits, quiet=quiet, spark=spark))
     if plot_path is not None:
         plot.plot(plot_path, plot.fixed_title(built[0][0].title(), combos), results, labels)
     if as_json:

@@ -24,8 +24,21 @@ def summary(result: CheckResult) -> str:
         f"engine {result.engine}: {result.distinct_states:,} {states} "
         f"({result.generated_states:,} generated), depth {result.depth}, {result.seconds:.2f} s, "
         f"{result.states_per_second:,.0f} states/s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB"
-        f"{stored}\n{stop}"
+        f"{stored}\n{stop}{_spark_line(result)}"
     )
+
+
+def _spark_line(result: CheckResult) -> str:
+    """The Spark engine's own figures: where it ran and what a level cost."""
+    st = result.engine_stats
+    if not st or "partitions" not in st:
+        return ""
+    median = st.get("median_level_seconds")
+    resumed = f", resumed at level {st['resumed_at']}" if st.get("resumed_at") else ""
+    return (f"\nspark: master {st['master']}, {st['partitions']} partitions, session start "
+            f"{st['session_start_seconds']:.1f} s, {st['levels']} levels"
+            + ("" if median is None else f" (median {median:.2f} s each)")
+            + f", {st['shuffle_bytes'] / 2**20:,.1f} MiB shuffled{resumed}")
 
 
 def verdict_text(v: Verdict) -> str:

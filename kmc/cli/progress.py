@@ -19,6 +19,7 @@ import click
 from kmc.checker import engines
 from kmc.checker.result import CheckResult, Progress, current_memory_bytes, peak_memory_bytes
 from kmc.checker.search import Limits
+from kmc.checker.spark import SparkOptions
 from kmc.model.core import Invariant, Model
 from kmc.traces.replay import replay
 
@@ -49,6 +50,7 @@ class ProgressPrinter:
         self.sizes: list[int] = []
         self.bar: Any = None
         self.task: Any = None
+        self.previous = 0.0  # seconds at the last level (per-level lines)
 
     def __call__(self, p: Progress) -> None:
         self.latest = p
@@ -56,14 +58,21 @@ class ProgressPrinter:
         if self.quiet or p.seconds < 1.0:
             return
         now = time.monotonic()
-        if now - self.last < (0.2 if self.tty else 2.0):
+        per_level = p.shuffle_bytes is not None  # Spark: levels are coarse, each gets a line
+        if now - self.last < (0.2 if self.tty else 2.0) and not per_level:
             return
         self.last = now
         rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
         left = remaining_states(self.sizes) if self.levels else None
         eta = None if left is None or rate <= 0 else left / rate
         mib = current_memory_bytes() / 2**20
-        if self.tty:
+        if per_level:
+            seconds = p.seconds - self.previous
+            self.previous = p.seconds
+            sys.stderr.write(f"{self.label}: level {p.level}: {p.frontier:,} new states in {seconds:.2f} s, "
+                             f"{p.distinct_states:,} in all, {p.shuffle_bytes / 2**20:,.1f} MiB shuffled so far\n")
+            sys.stderr.flush()
+        elif self.tty:
             self._bar(p, rate, mib, left)
         else:
             line = (f"{self.label}: level {p.level}, {p.distinct_states:,} states, frontier {p.frontier:,}, "
@@ -107,13 +116,14 @@ class ProgressPrinter:
 
 
 def run_with_progress(
-    engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, *, quiet: bool
+    engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, *, quiet: bool,
+    spark: SparkOptions | None = None,
 ) -> CheckResult:
     """Run an engine with progress on stderr, then replay every trace it returns: an engine
     bug, never a wrong trace, reaches users."""
     printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet, levels=engine != "dfs")
     try:
-        result = engines.run(engine, model, invariants, limits, printer)
+        result = engines.run(engine, model, invariants, limits, printer, spark_options=spark)
     except KeyboardInterrupt:
         printer.done()
         click.echo(printer.interrupted(), err=True)

@@ -1,0 +1,45 @@
+"""The Spark engine's options on `check` and `compare`: where Spark runs, how the state space
+is partitioned, and where completed levels are kept for --resume."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kmc.checker.spark import SparkOptions
+from kmc.checker.spark_session import DEFAULT_MASTER, parse_conf
+from kmc.errors import BadInput
+
+
+def spark_options() -> list[Any]:
+    return [
+        click.option("--master", default=None, metavar="URL",
+                     help=f"Spark master for --engine spark (default {DEFAULT_MASTER}: embedded, needs only Java 17; "
+                          "spark://HOST:PORT, yarn, k8s://... for a cluster)"),
+        click.option("--partitions", type=click.IntRange(1, None), default=None, metavar="N",
+                     help="partitions of the state space for --engine spark (default: Spark's default parallelism, "
+                          "the cores of a local master)"),
+        click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+                     help="a Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=8g"),
+        click.option("--checkpoint-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     metavar="DIR", help="--engine spark: write each completed level to DIR (Parquet), for --resume"),
+        click.option("--resume", is_flag=True,
+                     help="--engine spark: continue the run kept in --checkpoint-dir (after its driver died)"),
+    ]
+
+
+def from_flags(engine: str, master: str | None, partitions: int | None, spark_conf: tuple[str, ...],
+               checkpoint_dir: Path | None, resume: bool) -> SparkOptions | None:
+    """The Spark options the flags give, or None for the other engines (which take none)."""
+    given = [flag for flag, value in [("--master", master), ("--partitions", partitions), ("--conf", spark_conf),
+                                      ("--checkpoint-dir", checkpoint_dir), ("--resume", resume)] if value]
+    if engine != "spark":
+        if given:
+            raise BadInput(f"{', '.join(given)}: only for --engine spark (the engine is {engine})")
+        return None
+    if resume and checkpoint_dir is None:
+        raise BadInput("--resume needs --checkpoint-dir DIR, the directory of the run to continue")
+    return SparkOptions(master or DEFAULT_MASTER, partitions, tuple(parse_conf(spark_conf).items()),
+                        checkpoint_dir, resume)
