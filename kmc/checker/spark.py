@@ -43,6 +43,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kmc import registry
+from kmc.checker import spark_store as store
 from kmc.checker import spark_tasks as tasks
 from kmc.checker.keyset import first_occurrences
 from kmc.checker.levelstep import LevelStep
@@ -80,7 +81,7 @@ class _Level:
     """A level as the driver knows it: slice sizes, and the RDDs its data lives in."""
 
     sizes: list[int]
-    frontier: Any  # RDD of (Part, Slice), one per slice
+    frontier: Any | None  # RDD of (Part, Slice), one per slice (the last level only)
     parents: Any | None  # RDD of (ranks, figures), one per slice (None for the initial states)
     offsets: list[int] = field(init=False)
 
@@ -110,6 +111,7 @@ class _Run:
         self.step = LevelStep(model, self.invariants, limits.symmetry)
         begun = start(options.master, options.partitions, dict(options.conf))
         self.session_seconds = begun.seconds
+        self.session = begun.session
         self.sc = begun.session.sparkContext
         self.partitions = options.partitions or max(self.sc.defaultParallelism, 1)
         self.job = tasks.Job(model.name, tuple(sorted(model.settings.items())),
@@ -124,6 +126,10 @@ class _Run:
         self.stopped_by: str | None = None
         self.level_seconds: list[float] = []
         self.shuffled = 0
+        self.resumed_at: int | None = None
+        self.identity = {"model": model.name, "settings": dict(model.settings),
+                         "invariants": [i.name for i in self.invariants], "symmetry": limits.symmetry,
+                         "keep_going": limits.keep_going, "partitions": self.partitions}
 
     # -- the search ----------------------------------------------------------------------
 
@@ -131,7 +137,15 @@ class _Run:
         from pyspark import StorageLevel
 
         self.storage = StorageLevel.MEMORY_AND_DISK
-        depth = self._initial()
+        root = self.options.checkpoint_dir
+        if self.options.resume:
+            assert root is not None
+            depth = self._resume(root)
+        else:
+            if root is not None:
+                store.check_fresh(root)
+            depth = self._initial()
+            self._save(depth)
         while self.stopped_by is None and self.levels and self.levels[-1].size:
             if self.limits.max_depth is not None and depth >= self.limits.max_depth:
                 self.stopped_by = "max-depth"
@@ -144,6 +158,7 @@ class _Run:
             self.level_seconds.append(time.perf_counter() - began)
             if size:
                 depth += 1
+                self._save(depth)
             if self.progress is not None:
                 self.progress(Progress(depth, self.distinct, self.generated, size,
                                        time.perf_counter() - self.started, self.shuffled))
@@ -160,6 +175,7 @@ class _Run:
             "levels": len(self.level_seconds),
             "median_level_seconds": round(statistics.median(self.level_seconds), 3) if self.level_seconds else None,
             "shuffle_bytes": self.shuffled,
+            **({"resumed_at": self.resumed_at} if self.resumed_at else {}),
         }
         return result
 
@@ -245,6 +261,7 @@ class _Run:
             self.generated += before + here[0]
         self.distinct += cut
         prev.frontier.unpersist()
+        prev.frontier = None
         self.owned.unpersist()
         self.owned = owned
         level.sizes = _cut_sizes(level.sizes, cut)
@@ -286,6 +303,52 @@ class _Run:
         if full and self.stopped_by is None:
             self.stopped_by = "max-states"
         return cut
+
+    # -- checkpoints ---------------------------------------------------------------------------
+
+    def _save(self, depth: int) -> None:
+        """With --checkpoint-dir, write the level just completed, then the manifest naming it
+        (a run that stopped writes nothing more: resuming it redoes its last level)."""
+        root = self.options.checkpoint_dir
+        if root is None or self.stopped_by is not None or not self.levels or not self.levels[-1].size:
+            return
+        last = self.levels[-1]
+        store.write_level(self.session, root, depth, self.owned, last.parents, last.frontier)
+        store.write_manifest(root, {
+            **self.identity,
+            "depth": depth,
+            "sizes": [lv.sizes for lv in self.levels],
+            "distinct": self.distinct,
+            "generated": self.generated,
+            "shuffle_bytes": self.shuffled,
+            "initial": [list(s) for s in self.initial],
+            "first": {str(k): list(v) for k, v in self.violations.first.items()},
+            "counts": {str(k): v for k, v in self.violations.counts.items()},
+            "found_at": [[list(st), lv, ix] for st, (lv, ix) in self.found_at.items()],
+        })
+
+    def _resume(self, root: Path) -> int:
+        """The state of the run kept in `root`, back in the executors and the driver."""
+        m = store.read_manifest(root, self.identity)
+        depth = int(m["depth"])
+        self.distinct, self.generated, self.shuffled = m["distinct"], m["generated"], m["shuffle_bytes"]
+        self.initial = [tuple(s) for s in m["initial"]]
+        self.violations.first = {int(k): tuple(v) for k, v in m["first"].items()}
+        self.violations.counts = {int(k): v for k, v in m["counts"].items()}
+        self.found_at = {tuple(st): (lv, ix) for st, lv, ix in m["found_at"]}
+        P = self.partitions
+        self.owned = self._pin(store.load_owned(self.session, root, depth, self.job))
+        pinned = [self.owned]
+        for level, sizes in enumerate(m["sizes"], start=1):
+            parents = None if level == 1 else self._pin(store.load_ranks(self.session, root, level, P))
+            frontier = self._pin(store.load_frontier(self.session, root, level, P)) if level == depth else None
+            pinned += [r for r in (parents, frontier) if r is not None]
+            self.levels.append(_Level(sizes, frontier, parents))
+        stored = self.sc.union([r.mapPartitionsWithIndex(tasks.materialized) for r in pinned]).collect()
+        if [n for _, n in stored] != [1] * (len(pinned) * P):
+            raise RuntimeError(f"kmc spark engine: the run in {root} does not load as one element per partition")
+        self.resumed_at = depth
+        return depth
 
     # -- counterexamples ---------------------------------------------------------------------
 

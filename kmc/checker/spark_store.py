@@ -1,0 +1,180 @@
+"""Completed levels of a Spark run on disk, so that a run whose driver died can be resumed.
+
+`--checkpoint-dir DIR` writes, after each completed level L, one Parquet dataset
+DIR/level-LLLL/ with a row per (kind, partition, chunk): the level's new visited keys per
+owner partition (kind=keys), its ranks per slice (kind=ranks, what counterexamples are
+rebuilt from) and the level itself per slice (kind=frontier). Each row's payload is the
+partition's numpy arrays in NumPy's .npz format (arrays, not pickles: any numpy reads them).
+Then DIR/manifest.json is replaced atomically: what the driver knows (the run's identity, level
+sizes, counts, the violations found) and the last level written. A level is part of the run
+only once the manifest names it, so a driver that dies while writing loses at most that level.
+
+`--resume` reads the manifest, checks that it is the same run (model, settings, invariants,
+symmetry, partitions), rebuilds every owner's visited part from the keys of all levels, each
+level's ranks and the last frontier, and the search goes on from there: the results are those
+of an uninterrupted run. DIR must be reachable by the driver and every executor at the same
+path (local disk for a local master, a shared mount on a cluster).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+from functools import partial
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+
+from kmc.checker import spark_tasks as tasks
+from kmc.checker.keyset import Visited
+from kmc.errors import BadInput
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+_CHUNK = 256 * 2**20  # bytes per Parquet value, well below the 2 GiB limit of a binary column
+
+
+def level_dir(root: Path, level: int) -> Path:
+    return root / f"level-{level:04d}"
+
+
+# -- arrays <-> Parquet rows -------------------------------------------------------------------
+
+def _encode(kind: str, arrays_of: Any, index: int, it: Iterable[Any]) -> Iterator[tuple[str, int, int, bytearray]]:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays_of(tasks.one(it)))
+    data = buf.getvalue()
+    for c, start in enumerate(range(0, max(len(data), 1), _CHUNK)):
+        yield kind, index, c, bytearray(data[start:start + _CHUNK])
+
+
+def _keys_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
+    b = owned.new
+    return {"sort_key": b.sort_key, **{f"extra{w}": e for w, e in enumerate(b.extras)}}
+
+
+def _ranks_arrays(element: tuple[np.ndarray, Any]) -> dict[str, np.ndarray]:
+    return {"ranks": element[0]}
+
+
+def _frontier_arrays(element: tuple[tasks.Part, Any]) -> dict[str, np.ndarray]:
+    return {"rows": element[0].rows, "ranks": element[0].ranks}
+
+
+def _decode(it: Iterable[tuple[int, tuple[int, int, bytes]]]) -> list[list[dict[str, np.ndarray]]]:
+    """A partition's arrays back from its rows: one dict of arrays per level stored, in level
+    order (a level's value may span several chunks)."""
+    rows = sorted(payload for _, payload in it)
+    out: list[dict[str, np.ndarray]] = []
+    for level in sorted({lv for lv, _, _ in rows}):
+        data = b"".join(bytes(d) for lv, _, d in rows if lv == level)
+        with np.load(io.BytesIO(data)) as z:
+            out.append({k: z[k] for k in z.files})
+    return [out]
+
+
+# -- writing -------------------------------------------------------------------------------
+
+def write_level(session: Any, root: Path, level: int, owned: Any, parents: Any | None, frontier: Any) -> None:
+    """One Parquet dataset for a completed level: its new keys, ranks and states."""
+    from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
+
+    parts = [owned.mapPartitionsWithIndex(partial(_encode, "keys", _keys_arrays)),
+             frontier.mapPartitionsWithIndex(partial(_encode, "frontier", _frontier_arrays))]
+    if parents is not None:
+        parts.append(parents.mapPartitionsWithIndex(partial(_encode, "ranks", _ranks_arrays)))
+    schema = StructType([StructField("kind", StringType(), False), StructField("partition", IntegerType(), False),
+                         StructField("chunk", IntegerType(), False), StructField("data", BinaryType(), False)])
+    frame = session.createDataFrame(session.sparkContext.union(parts), schema)
+    frame.write.mode("overwrite").partitionBy("kind").parquet(str(level_dir(root, level)))
+
+
+def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
+    """Replace the manifest atomically, then drop the frontiers of older levels."""
+    root.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump({"format": FORMAT, **manifest}, f)
+    os.replace(tmp, root / MANIFEST)
+    last = manifest["depth"]
+    for level in range(1, last):
+        shutil.rmtree(level_dir(root, level) / "kind=frontier", ignore_errors=True)
+
+
+def check_fresh(root: Path) -> None:
+    """A new run must not mix its levels with another run's."""
+    if (root / MANIFEST).exists():
+        raise BadInput(f"--checkpoint-dir {root}: holds a run already; add --resume to continue it, "
+                       "or give an empty directory")
+
+
+# -- reading -------------------------------------------------------------------------------
+
+def read_manifest(root: Path, identity: dict[str, Any]) -> dict[str, Any]:
+    path = root / MANIFEST
+    if not path.is_file():
+        raise BadInput(f"--resume: no kmc run in {root} ({MANIFEST} missing)")
+    try:
+        manifest = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise BadInput(f"--resume: {path} is not valid JSON ({e})") from e
+    if manifest.get("format") != FORMAT:
+        raise BadInput(f"--resume: {path} has format {manifest.get('format')!r}; this kmc reads format {FORMAT}")
+    for key, value in identity.items():
+        if manifest.get(key) != value:
+            raise BadInput(f"--resume: the run in {root} has {key} {manifest.get(key)!r}, this one {value!r}; "
+                           "resume with the same settings")
+    return manifest
+
+
+def _load(session: Any, root: Path, levels: list[int], kind: str, partitions: int) -> Any:
+    """An RDD with one element per partition: the list of the arrays of `kind` stored for
+    each of `levels` in that partition."""
+    rows = []
+    for level in levels:
+        frame = session.read.parquet(str(level_dir(root, level))).where(f"kind = '{kind}'")
+        rows.append(frame.rdd.map(lambda r, lv=level: (r["partition"], (lv, r["chunk"], r["data"]))))
+    merged = session.sparkContext.union(rows) if len(rows) > 1 else rows[0]
+    return merged.partitionBy(partitions, tasks.same_partition).mapPartitions(_decode)
+
+
+def _owned(job: tasks.Job, it: Iterable[list[dict[str, np.ndarray]]]) -> list[tasks.Owned]:
+    """An owner's visited part from the keys of every level."""
+    step = tasks.step_for(job)
+    fmt = step.fmt
+    stored = tasks.one(it)
+    s = np.concatenate([a["sort_key"] for a in stored]) if stored else np.zeros(0, dtype=np.uint64)
+    e = [np.concatenate([a[f"extra{w}"] for a in stored]).astype(dt) if stored else np.zeros(0, dtype=dt)
+         for w, dt in enumerate(fmt.extra_dtypes)]
+    order = np.lexsort([*reversed(e), s])
+    visited = Visited(fmt)
+    visited.merge(s[order], [x[order] for x in e], np.zeros(len(order), dtype=np.int64))
+    empty = tasks.Batch(s[:0], [x[:0] for x in e], np.zeros(0, dtype=np.int64),
+                        np.zeros((0, step.schema.width), dtype=step.dtype))
+    return [tasks.Owned(visited, empty)]
+
+
+def load_owned(session: Any, root: Path, levels: int, job: tasks.Job) -> Any:
+    return _load(session, root, list(range(1, levels + 1)), "keys", job.partitions).mapPartitions(partial(_owned, job))
+
+
+def load_ranks(session: Any, root: Path, level: int, partitions: int) -> Any:
+    return _load(session, root, [level], "ranks", partitions).map(_as_parents)
+
+
+def load_frontier(session: Any, root: Path, level: int, partitions: int) -> Any:
+    return _load(session, root, [level], "frontier", partitions).map(_as_frontier)
+
+
+def _as_parents(group: list[dict[str, np.ndarray]]) -> tuple[np.ndarray, tasks.Slice]:
+    ranks = group[0]["ranks"] if group else np.zeros(0, dtype=np.int64)
+    return ranks, tasks.Slice(len(ranks), {})
+
+
+def _as_frontier(group: list[dict[str, np.ndarray]]) -> tuple[tasks.Part, tasks.Slice]:
+    a = group[0]
+    return tasks.Part(a["rows"], a["ranks"]), tasks.Slice(len(a["ranks"]), {})
