@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from kmc.checker import bfs, dfs, vector
+from kmc.checker import bfs, bmc, dfs, vector
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits, ProgressHook
 from kmc.errors import BadInput
@@ -16,6 +16,7 @@ ENGINES: dict[str, tuple[Engine, str]] = {
     "vector": (vector.check, "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"),
     "scalar": (bfs.check, "breadth-first, one state at a time: the reference; shortest counterexamples"),
     "dfs": (dfs.check, "depth-first, one state at a time: for deep, narrow models; traces not shortest"),
+    "z3": (bmc.check, "bounded model checking with z3 to --depth K steps: shortest traces, no state counts"),
 }
 
 
