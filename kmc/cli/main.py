@@ -16,6 +16,7 @@ from kmc.cli.bench import bench
 from kmc.cli.check import check
 from kmc.cli.compare import compare
 from kmc.cli.listing import list_models
+from kmc.cli.prove import prove
 from kmc.cli.trace import trace
 from kmc.errors import BadInput
 
@@ -31,6 +32,7 @@ def cli() -> None:
 cli.add_command(check)
 cli.add_command(compare)
 cli.add_command(list_models)
+cli.add_command(prove)
 cli.add_command(trace)
 cli.add_command(bench)
 

@@ -71,3 +71,13 @@ def log_type_ok(m: Replication) -> Invariant:
 
 def invariants(m: Replication) -> list[Invariant]:
     return [weak_isr(m), strong_isr(m), leader_in_isr(m), log_type_ok(m)]
+
+
+# ---------------------------------------------------------------------------------------
+# Lemmas: invariants that strengthen k-induction proofs (`kmc prove --lemma NAME`).
+# `kmc check` does not check them by default; each says in which modes it holds.
+# ---------------------------------------------------------------------------------------
+
+
+def lemmas(m: Replication) -> list[Invariant]:
+    return []
