@@ -91,6 +91,7 @@ class Unrolling:
         self.sm = SymbolicModel(model, invariants)
         self.solver = new_solver(timeout_ms)
         self.states = [self.sm.state("s0")]
+        self.selectors: list[z3.BitVecRef] = []
         self.solver.add(self.sm.initial(self.states[0]))
 
     @property
@@ -100,15 +101,32 @@ class Unrolling:
     def extend(self) -> None:
         d = len(self.states)
         self.states.append(self.sm.state(f"s{d}"))
-        self.solver.add(self.sm.transition(self.states[d - 1], self.states[d], self.sm.selector(f"sel{d}")))
+        self.selectors.append(self.sm.selector(f"sel{d}"))
+        self.solver.add(self.sm.transition(self.states[d - 1], self.states[d], self.selectors[-1]))
 
     def _ask(self, name: str, violated: Any) -> z3.CheckSatResult:
-        flag = z3.Bool(name)
-        self.solver.add(z3.Implies(flag, violated))
-        answer = self.solver.check(flag)
+        self.flag = z3.Bool(name)
+        self.solver.add(z3.Implies(self.flag, violated))
+        return self._check(self.flag)
+
+    def _check(self, *assumptions: Any) -> z3.CheckSatResult:
+        answer = self.solver.check(*assumptions)
         if answer == z3.unknown:
             raise TimeoutError(f"z3 answered unknown at depth {self.depth}: {self.solver.reason_unknown()}")
         return answer
+
+    def _canonical_run(self) -> list[Any]:
+        """The states of the violating run (the last `_ask` was sat) whose instance numbers,
+        step by step, are the smallest possible: the trace depends on the model, not on the
+        solver's internals (z3 may pick another run in another process or context)."""
+        fixed: list[Any] = [self.flag]
+        for sel in self.selectors:
+            chosen = self.solver.model().eval(sel, model_completion=True).as_long()
+            smaller = next((k for k in range(chosen) if self._check(*fixed, sel == k) == z3.sat), None)
+            fixed.append(sel == (chosen if smaller is None else smaller))
+            if smaller is None and self._check(*fixed) != z3.sat:  # the model is lost after unsat checks
+                raise RuntimeError("z3: a satisfiable run is no longer satisfiable")
+        return [self.sm.decode(self.solver.model(), x) for x in self.states]
 
     def violations(self, pending: Sequence[Invariant]) -> list[tuple[Invariant, Any]]:
         """The pending invariants violated at the last state, each with its trace; what holds
@@ -120,7 +138,7 @@ class Unrolling:
         if self._ask(f"anything fails at {d}", z3.Or([z3.Not(in_range), *[z3.Not(p) for _, p in props]])) == z3.sat:
             for inv, prop in props:
                 if self._ask(f"{inv.name} fails at {d}", z3.Not(prop)) == z3.sat:
-                    found.append((inv, sm.trace([sm.decode(self.solver.model(), x) for x in self.states], inv.name)))
+                    found.append((inv, sm.trace(self._canonical_run(), inv.name)))
             if self._ask(f"a field leaves its range at {d}", z3.Not(in_range)) == z3.sat:
                 trace = sm.trace([sm.decode(self.solver.model(), x) for x in self.states], None)
                 raise FieldOutOfRange(f"a run of {d} steps leaves a field outside its range: {trace.steps[-1].state}")
