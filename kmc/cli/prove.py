@@ -79,12 +79,12 @@ def render(model: Model, proof: Proof, known: dict[str, Invariant]) -> str:
     elif proof.verdict == NOT_INDUCTIVE:
         n = len(proof.cti) - 1
         lines.append(f"  not inductive for k = 1..{proof.k} ({proof.seconds:.2f} s); no run of fewer than "
-                     f"{proof.k} steps violates it")
-        lines.append(f"  counterexample to induction: {n} state(s) satisfying the invariant and the lemmas, then a step "
+                     f"{proof.k} step{'' if proof.k == 1 else 's'} violates it")
+        lines.append(f"  counterexample to induction: {n} state{'' if n == 1 else 's'} satisfying the invariant and the lemmas, then a step "
                      f"to a state violating {proof.failed}; the states need not be reachable: a lemma that rules them "
                      f"out may make the proof go through")
         trace = Trace(model, [Step(i, s) for i, s in proof.cti], proof.failed)
-        heading = [f"Counterexample to induction ({n} steps) for {model.title()}"]
+        heading = [f"Counterexample to induction ({n} step{'' if n == 1 else 's'}) for {model.title()}"]
         lines += ["", text.render(trace, heading=heading)]
         lines += ["", f"State {n} (the bad successor), in full:"]
         described = model.describe(proof.cti[-1][1])
