@@ -1,4 +1,4 @@
-"""A model as z3 formulas: states as vectors of Int constants, the initial states, the
+"""A model as z3 formulas: states as vectors of bit-vector constants, the initial states, the
 transition relation, invariants; and decoding z3 models back into concrete states.
 
 The transition relation from state `s` to state `t` is the disjunction, over

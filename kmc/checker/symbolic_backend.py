@@ -1,6 +1,6 @@
 """The lifted operations over z3 terms: the fourth interpretation of model code.
 
-A field is a z3 `Int` (or a Python int when it is a constant); comparisons give z3 `Bool`s
+A field is a z3 signed bit-vector (or a Python int when it is a constant); comparisons give z3 `Bool`s
 (or Python bools between constants). Every operation folds constants the way `Scalar` would,
 so a guard that does not depend on the state stays a Python bool and costs the solver nothing.
 
