@@ -14,6 +14,7 @@ from kmc.model.core import Invariant, Model
 class Entry:
     model: str  # "module:Class"
     invariants: str  # "module:function"
+    lemmas: str = ""  # "module:function": strengthening lemmas for `kmc prove`, never checked by default
 
     def load(self) -> tuple[type[Model], Callable[[Any], list[Invariant]]]:
         mod, cls = self.model.split(":")
@@ -22,8 +23,9 @@ class Entry:
 
 
 MODELS: dict[str, Entry] = {
-    "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants"),
-    "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants"),
+    "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants",
+                         "kmc.invariants.replication:lemmas"),
+    "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants", "kmc.invariants.fetch:lemmas"),
     "idempotence": Entry("kmc.model.idempotence:Idempotence", "kmc.invariants.idempotence:invariants"),
     "transactions": Entry("kmc.model.transactions:Transactions", "kmc.invariants.transactions:invariants"),
 }
@@ -40,6 +42,17 @@ def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
     cls = model_class(name)
     model = cls(**settings)
     return model, MODELS[name].load()[1](model)
+
+
+def lemmas(name: str, model: Model) -> list[Invariant]:
+    """The model's strengthening lemmas (invariants that help k-induction, documented with
+    the model's invariants); `kmc check` leaves them out: they are proof aids, and some are
+    true only in the modes whose proofs use them."""
+    entry = MODELS[name]
+    if not entry.lemmas:
+        return []
+    mod, fn = entry.lemmas.split(":")
+    return list(getattr(importlib.import_module(mod), fn)(model))
 
 
 def select(invariants: list[Invariant], names: list[str] | None) -> list[Invariant]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from kmc.checker import bfs, dfs, spark, vector
+from kmc.checker import bfs, bmc, dfs, spark, vector
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits, ProgressHook
 from kmc.errors import BadInput
@@ -18,6 +18,7 @@ ENGINES: dict[str, tuple[Engine, str]] = {
     "scalar": (bfs.check, "breadth-first, one state at a time: the reference; shortest counterexamples"),
     "dfs": (dfs.check, "depth-first, one state at a time: for deep, narrow models; traces not shortest"),
     "spark": (spark.check, "breadth-first on Spark executors (--master, default local[*]): same results as vector"),
+    "z3": (bmc.check, "bounded model checking with z3 to --depth K steps: shortest traces, no state counts"),
 }
 
 

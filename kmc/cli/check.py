@@ -61,6 +61,9 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
             click.option("--no-invariants", is_flag=True, help="explore the complete state graph and only count"),
             click.option("--continue", "keep_going", is_flag=True,
                          help="explore on after a violation: every invariant gets its own shortest trace"),
+            click.option("--depth", type=click.IntRange(0, None), default=None, metavar="K",
+                         help="with --engine z3: look for violations in runs of up to K steps (BFS levels "
+                              "1..K+1: a trace of n steps is found at depth n); default 10"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
             click.option("--dump-graph", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -79,6 +82,7 @@ def run_check(
     no_invariants: bool,
     keep_going: bool,
     itf_dir: Path | None,
+    depth: int | None,
     engine: str,
     max_states: int | None,
     max_depth: int | None,
@@ -97,6 +101,7 @@ def run_check(
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
+    max_depth = _bmc_levels(engine, depth, max_depth, max_states, symmetry)
     spark = from_flags(engine, master, partitions, spark_conf, checkpoint_dir, resume)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
@@ -124,6 +129,19 @@ def run_check(
                 click.echo("")
                 click.echo(text.render(verdict.trace, docs[inv_name].doc, report=verdict.report))
     return EXIT_VIOLATION if result.violated else EXIT_OK
+
+
+def _bmc_levels(engine: str, depth: int | None, max_depth: int | None, max_states: int | None, symmetry: bool) -> int | None:
+    """--depth K (steps) is the z3 engine's bound, given to it as K + 1 BFS levels."""
+    if engine != "z3":
+        if depth is not None:
+            raise click.UsageError("--depth is only valid with --engine z3 (the explicit engines take --max-depth)")
+        return max_depth
+    for flag, given in (("--max-depth", max_depth is not None), ("--max-states", max_states is not None),
+                        ("--symmetry", symmetry)):
+        if given:
+            raise click.UsageError(f"{flag} is for the explicit engines; --engine z3 takes --depth K")
+    return None if depth is None else depth + 1
 
 
 check = ModelGroup("check", make=make_check, help="Check a model's invariants: kmc check MODEL [OPTIONS].")

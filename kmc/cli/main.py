@@ -19,6 +19,7 @@ from kmc.cli.compare import compare
 from kmc.cli.gate import gate
 from kmc.cli.graph import graph
 from kmc.cli.listing import list_models
+from kmc.cli.prove import prove
 from kmc.cli.trace import trace
 from kmc.errors import BadInput
 
@@ -34,6 +35,7 @@ def cli() -> None:
 cli.add_command(check)
 cli.add_command(compare)
 cli.add_command(list_models)
+cli.add_command(prove)
 cli.add_command(trace)
 cli.add_command(bench)
 cli.add_command(gate)

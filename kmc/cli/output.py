@@ -10,6 +10,8 @@ from kmc.checker.result import CheckResult, Verdict
 
 
 def summary(result: CheckResult) -> str:
+    if result.engine == "z3":
+        return _bmc_summary(result)
     stop = {
         None: "Complete: every reachable state explored.",
         "violation": "Stopped at the first violation (--continue explores on).",
@@ -39,6 +41,19 @@ def _spark_line(result: CheckResult) -> str:
             f"{st['session_start_seconds']:.1f} s, {st['levels']} levels"
             + ("" if median is None else f" (median {median:.2f} s each)")
             + f", {st['shuffle_bytes'] / 2**20:,.1f} MiB shuffled{resumed}")
+
+
+def _bmc_summary(result: CheckResult) -> str:
+    steps = result.depth - 1
+    stop = (
+        "Stopped at the first violation (--continue looks on for the others)."
+        if result.stopped_by == "violation"
+        else f"Bounded: 'not decided' means no run of up to {steps} steps violates it (kmc prove proves for every depth)."
+    )
+    return (
+        f"engine z3: bounded model checking, runs of up to {steps} steps (BFS levels 1..{steps + 1}), "
+        f"{result.seconds:.2f} s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n{stop}"
+    )
 
 
 def verdict_text(v: Verdict) -> str:

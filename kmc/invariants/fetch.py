@@ -109,3 +109,13 @@ def invariants(m: Fetch) -> list[Invariant]:
         electable_leader(m),
         writes_accepted(m),
     ]
+
+
+# ---------------------------------------------------------------------------------------
+# Lemmas: invariants that strengthen k-induction proofs (`kmc prove --lemma NAME`).
+# `kmc check` does not check them by default.
+# ---------------------------------------------------------------------------------------
+
+
+def lemmas(m: Fetch) -> list[Invariant]:
+    return []

@@ -6,19 +6,24 @@ from __future__ import annotations
 from kmc.traces.trace import Trace
 
 
-def render(trace: Trace, doc: str = "", *, report: bool = False) -> str:
+def render(trace: Trace, doc: str = "", *, report: bool = False, heading: list[str] | None = None) -> str:
+    """`heading` replaces the first lines (what the trace shows), as for a counterexample to
+    induction, whose first state is not an initial state."""
     model = trace.model
     lines: list[str] = []
-    if trace.invariant and report:
+    if heading is not None:
+        lines.extend(heading)
+    elif trace.invariant and report:
         lines.append(f"Availability report {trace.invariant} fails" + (f": {doc}" if doc else ""))
     elif trace.invariant:
         lines.append(f"Invariant {trace.invariant} is violated" + (f": {doc}" if doc else ""))
-    lines.append(f"{'Example' if report else 'Counterexample'} ({trace.length} steps) for {model.title()}")
+    if heading is None:
+        lines.append(f"{'Example' if report else 'Counterexample'} ({trace.length} steps) for {model.title()}")
     described = [model.describe(step.state) for step in trace.steps]
     width = max((len(key) for d in described for key in d), default=0)
     before = described[0]
     lines.append("")
-    lines.append("State 0: initial")
+    lines.append("State 0" if heading is not None else "State 0: initial")
     for key, value in before.items():
         lines.append(f"    {key:<{width}}  {value}")
     for k, step in enumerate(trace.steps[1:], start=1):
