@@ -106,3 +106,20 @@ def test_bad_input_exits_2_with_one_line(run_kmc, argv: list[str], message: str)
     assert out == ""
     assert err.count("\n") == 1 and err.startswith("kmc: error: ")
     assert message in err
+
+
+def test_no_flag_is_defined_twice() -> None:
+    """A model option must not reuse a flag of the command it is added to (click would
+    silently let one of them win)."""
+    import click
+
+    from kmc import registry
+    from kmc.cli.check import check
+    from kmc.cli.compare import compare
+
+    for group in (check, compare):
+        for name in registry.MODELS:
+            command = group.get_command(click.Context(group), name)
+            assert command is not None
+            flags = [f for p in command.params for f in p.opts + p.secondary_opts]
+            assert len(flags) == len(set(flags)), (group.name, name, sorted(f for f in flags if flags.count(f) > 1))

@@ -21,7 +21,9 @@ BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no 
 
 
 @pytest.mark.parametrize("engine", list(engines.ENGINES))
-def test_time_limit_ends_every_engine_cleanly(engine: str) -> None:
+def test_time_limit_ends_every_engine_cleanly(engine: str, request: pytest.FixtureRequest) -> None:
+    if engine == "spark":
+        request.getfixturevalue("spark_session")  # the shared session, not one of its own
     model, invariants = registry.build("fetch", mode="epoch", replicas=3)
     started = time.perf_counter()
     result = engines.run(engine, model, invariants, Limits(keep_going=True, time_limit=0.3))
@@ -32,7 +34,9 @@ def test_time_limit_ends_every_engine_cleanly(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", list(engines.ENGINES))
-def test_memory_limit_ends_every_engine_cleanly(engine: str) -> None:
+def test_memory_limit_ends_every_engine_cleanly(engine: str, request: pytest.FixtureRequest) -> None:
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
     model, invariants = registry.build("replication", mode="kip320")
     result = engines.run(engine, model, invariants, Limits(memory_limit=1))  # already above one byte
     assert result.stopped_by == "memory-limit" and result.complete is False

@@ -55,6 +55,9 @@ def check(
     stopped_by = "max-depth"
     depth = 0
     for d in range(steps + 1):
+        if d > 0 and (exhausted := limits.exhausted(started)) is not None:
+            stopped_by = exhausted
+            break
         depth = d
         if d > 0:
             bmc.extend()

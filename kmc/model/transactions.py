@@ -77,7 +77,7 @@ class Transactions(Model):
         Option("mode", "kip98", "protocol variant", choices=tuple(MODES)),
         Option("producers", 2, "producer instances sharing the transactional.id (the second makes the first a zombie)",
                min=1, max=3),
-        Option("partitions", 1, "output partitions each transaction writes to", min=1, max=2),
+        Option("output_partitions", 1, "output partitions each transaction writes to", min=1, max=2),
         Option("transactions", 2, "transactions begun over the whole run", min=1, max=3),
         Option("inputs", 1, "input records the application consumes", min=1, max=2),
         Option("max_failovers", 1, "transaction coordinator failovers in a run", min=0, max=2),
@@ -88,7 +88,7 @@ class Transactions(Model):
     def _build(self) -> None:
         s = self.settings
         self.I = range(s["producers"])
-        self.P = range(s["partitions"])
+        self.P = range(s["output_partitions"])
         self.T: int = s["transactions"]
         self.N: int = s["inputs"]
         self.max_failovers: int = s["max_failovers"]
