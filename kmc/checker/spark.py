@@ -231,7 +231,7 @@ class _Run:
         shuffled = (prev.frontier.mapPartitionsWithIndex(partial(tasks.expand, job, depth, prev.offsets))
                     .partitionBy(P, tasks.same_partition)
                     .mapPartitions(tasks.gather))
-        owned = self._pin(self.owned.zip(shuffled).mapPartitionsWithIndex(partial(tasks.own, job, depth)))
+        owned = self._pin(_zip_single(self.owned, shuffled).mapPartitionsWithIndex(partial(tasks.own, job, depth)))
         frontier = self._pin(owned.mapPartitions(partial(tasks.to_slices, job, space))
                              .partitionBy(P, tasks.same_partition)
                              .mapPartitions(partial(tasks.order_slice, job, pending)))
@@ -371,6 +371,15 @@ class _Run:
                 depth -= 1
             paths[state] = (self.initial[index], path[::-1])
         return paths
+
+
+def _zip_single(a: Any, b: Any) -> Any:
+    """Two RDDs of one element per partition, zipped in the JVM as they are: RDD.zip would
+    re-serialize both sides first (an extra Python pass over the visited set every level)."""
+    from pyspark import RDD
+    from pyspark.serializers import PairDeserializer
+
+    return RDD(a._jrdd.zip(b._jrdd), a.ctx, PairDeserializer(a._jrdd_deserializer, b._jrdd_deserializer))
 
 
 def _cut_sizes(sizes: list[int], cut: int) -> list[int]:
