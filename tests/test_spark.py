@@ -17,7 +17,7 @@ from kmc.checker.search import Limits
 from kmc.checker.spark import SparkOptions
 from kmc.checker.spark_tasks import Fault
 
-LOCAL = SparkOptions(master="local[2]", partitions=2)
+LOCAL = SparkOptions(master="local[2]", partitions=2, threshold=0)  # every level on Spark
 
 
 def outcome(r: CheckResult) -> tuple[Any, ...]:
@@ -56,7 +56,7 @@ def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, 
 def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_path: Path) -> None:
     model, invariants = build("fetch", mode="hw")
     marker = tmp_path / "failed-once"
-    faulty = SparkOptions(master="local[2]", partitions=2, fault=Fault(level=4, partition=1, marker=str(marker)))
+    faulty = SparkOptions(master="local[2]", partitions=2, threshold=0, fault=Fault(level=4, partition=1, marker=str(marker)))
     spark = engines.run("spark", model, invariants, Limits(keep_going=True), spark_options=faulty)
     assert marker.exists()  # the task did fail once
     assert outcome(spark) == outcome(engines.run("vector", model, invariants, Limits(keep_going=True)))
@@ -64,11 +64,32 @@ def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_p
 
 def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:
     rc, out, _ = run_kmc("check", "replication", "--mode", "hw", "--engine", "spark", "--master", "local[2]",
-                         "--partitions", "2", "--json", "--quiet")
+                         "--partitions", "2", "--spark-threshold", "0", "--json", "--quiet")
     assert rc == 12
     got = json.loads(out)
     assert (got["engine"], got["distinct_states"], got["invariants"]["weak-isr"]["trace_length"]) == ("spark", 1294, 8)
     assert got["engine_stats"]["partitions"] == 2  # weak-isr in 8 steps: TLC agrees (tests/test_replication_verdicts.py)
+
+
+@pytest.mark.parametrize("name,settings,limits", [
+    ("fetch", {"mode": "hw"}, Limits(keep_going=True)),
+    ("replication", {"mode": "kip101"}, Limits()),
+    ("transactions", {"mode": "kip98"}, Limits(keep_going=True)),
+])
+def test_spark_takes_over_from_the_vector_engine_mid_run(spark_session: Any, name: str, settings: dict[str, Any],
+                                                         limits: Limits) -> None:
+    """Below --spark-threshold levels run in-process; the run goes on in Spark from there."""
+    model, invariants = build(name, **settings)
+    vector = engines.run("vector", model, invariants, limits)
+    handoff = SparkOptions(master="local[2]", partitions=2, threshold=1000)
+    spark = engines.run("spark", model, invariants, limits, spark_options=handoff)
+    assert outcome(spark) == outcome(vector)
+    assert spark.engine_stats["in_process_levels"] > 1 and spark.engine_stats["levels"] > 1
+
+
+def test_a_small_run_never_starts_spark(run_kmc: Any) -> None:
+    rc, out, _ = run_kmc("check", "idempotence", "--engine", "spark", "--quiet")
+    assert rc == 0 and "Spark was not started" in out
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -76,6 +97,7 @@ def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:
     (["--engine", "spark", "--resume"], "--resume needs --checkpoint-dir"),
     (["--engine", "spark", "--conf", "spark.executor.memory"], "expected key=value"),
     (["--engine", "spark", "--partitions", "0"], "--partitions"),
+    (["--engine", "spark", "--checkpoint-dir", "/tmp/x", "--spark-threshold", "5"], "a checkpointed run keeps"),
 ])
 def test_bad_spark_flags(run_kmc: Any, argv: list[str], message: str) -> None:
     rc, out, err = run_kmc("check", "replication", *argv)

@@ -44,6 +44,7 @@ import numpy as np
 
 from kmc import registry
 from kmc.checker import spark_store as store
+from kmc.checker import vector
 from kmc.checker import spark_tasks as tasks
 from kmc.checker.keyset import first_occurrences
 from kmc.checker.levelstep import LevelStep
@@ -56,6 +57,9 @@ from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 
 
+DEFAULT_THRESHOLD = 1_000_000  # the vector engine's work for about a second; a Spark level costs ~0.5 s
+
+
 @dataclass(frozen=True)
 class SparkOptions:
     master: str = DEFAULT_MASTER
@@ -63,6 +67,7 @@ class SparkOptions:
     conf: tuple[tuple[str, str], ...] = ()
     checkpoint_dir: Path | None = None
     resume: bool = False
+    threshold: int = DEFAULT_THRESHOLD  # levels run in-process until this many states are known
     fault: tasks.Fault | None = None  # test-only: fail one task once
 
 
@@ -83,6 +88,7 @@ class _Level:
     sizes: list[int]
     frontier: Any | None  # RDD of (Part, Slice), one per slice (the last level only)
     parents: Any | None  # RDD of (ranks, figures), one per slice (None for the initial states)
+    local: tuple[np.ndarray, np.ndarray] | None = None  # parent index, instance id: a level run in-process
     offsets: list[int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -109,13 +115,6 @@ class _Run:
         self.options = options
         _check_rebuildable(model, self.invariants)
         self.step = LevelStep(model, self.invariants, limits.symmetry)
-        begun = start(options.master, options.partitions, dict(options.conf))
-        self.session_seconds = begun.seconds
-        self.session = begun.session
-        self.sc = begun.session.sparkContext
-        self.partitions = options.partitions or max(self.sc.defaultParallelism, 1)
-        self.job = tasks.Job(model.name, tuple(sorted(model.settings.items())),
-                             tuple(i.name for i in self.invariants), limits.symmetry, self.partitions, options.fault)
         self.violations = Violations(self.invariants)
         self.found_at: dict[State, tuple[int, int]] = {}
         self.initial: list[State] = []
@@ -127,9 +126,21 @@ class _Run:
         self.level_seconds: list[float] = []
         self.shuffled = 0
         self.resumed_at: int | None = None
-        self.identity = {"model": model.name, "settings": dict(model.settings),
-                         "invariants": [i.name for i in self.invariants], "symmetry": limits.symmetry,
-                         "keep_going": limits.keep_going, "partitions": self.partitions}
+        self.in_process_levels = 0
+
+    def _start_spark(self) -> None:
+        options = self.options
+        begun = start(options.master, options.partitions, dict(options.conf))
+        self.session_seconds = begun.seconds
+        self.session = begun.session
+        self.sc = begun.session.sparkContext
+        self.partitions = options.partitions or max(self.sc.defaultParallelism, 1)
+        self.job = tasks.Job(self.model.name, tuple(sorted(self.model.settings.items())),
+                             tuple(i.name for i in self.invariants), self.limits.symmetry, self.partitions,
+                             options.fault)
+        self.identity = {"model": self.model.name, "settings": dict(self.model.settings),
+                         "invariants": [i.name for i in self.invariants], "symmetry": self.limits.symmetry,
+                         "keep_going": self.limits.keep_going, "partitions": self.partitions}
 
     # -- the search ----------------------------------------------------------------------
 
@@ -138,10 +149,22 @@ class _Run:
 
         self.storage = StorageLevel.MEMORY_AND_DISK
         root = self.options.checkpoint_dir
-        if self.options.resume:
+        if not self.options.resume and root is None and self.options.threshold > 0:
+            search = vector.Search(self.model, self.invariants, self.limits, self.progress)
+            level, depth = search.explore(handoff=self.options.threshold)
+            if level is None or not level.size or search.stopped_by is not None:
+                done = search.result(depth)  # the whole run stayed below --spark-threshold
+                done.engine = "spark"
+                done.engine_stats = {"in_process_levels": depth, "spark_levels": 0}
+                return done
+            self._start_spark()
+            self._from_vector(search, level, depth)
+        elif self.options.resume:
             assert root is not None
+            self._start_spark()
             depth = self._resume(root)
         else:
+            self._start_spark()
             if root is not None:
                 store.check_fresh(root)
             depth = self._initial()
@@ -173,6 +196,7 @@ class _Run:
             "partitions": self.partitions,
             "session_start_seconds": round(self.session_seconds, 2),
             "levels": len(self.level_seconds),
+            "in_process_levels": self.in_process_levels,
             "median_level_seconds": round(statistics.median(self.level_seconds), 3) if self.level_seconds else None,
             "shuffle_bytes": self.shuffled,
             **({"resumed_at": self.resumed_at} if self.resumed_at else {}),
@@ -205,22 +229,42 @@ class _Run:
         self.generated = len(initial) if self.stopped_by is None else int(first[order][cut - 1]) + 1
         self.initial = [tuple(int(v) for v in row) for row in part.rows[:cut]]
         keep = np.sort(order[:cut])
-        s, e = s[keep], [x[keep] for x in e]
-        rows_kept, n = part.rows[:cut], cut
+        self._distribute(part.rows[:cut], s[keep], [x[keep] for x in e], None)
+        return 1
+
+    def _distribute(self, rows: np.ndarray, sort_key: np.ndarray, extras: list[np.ndarray],
+                    local: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Hand the executors a level known on the driver (its states in BFS order, sliced)
+        and every key visited so far (each to its owner)."""
+        P, n = self.partitions, len(rows)
         bounds = [n * i // P for i in range(P + 1)]
-        slices = [tasks.Part(rows_kept[a:b], np.arange(a, b, dtype=np.int64)) for a, b in zip(bounds, bounds[1:])]
+        slices = [tasks.Part(rows[a:b], np.arange(a, b, dtype=np.int64)) for a, b in zip(bounds, bounds[1:])]
         frontier = self._pin(self.sc.parallelize([(p, None) for p in slices], P))
-        owners = tasks.owner_of(s, P)
-        batches = [tasks.Batch(s[owners == o], [x[owners == o] for x in e], np.zeros(0, dtype=np.int64),
-                               rows_kept[:0]) for o in range(P)]
+        owners = tasks.owner_of(sort_key, P)
+        batches = [tasks.Batch(sort_key[owners == o], [x[owners == o] for x in extras], np.zeros(0, dtype=np.int64),
+                               rows[:0]) for o in range(P)]
         seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(partial(tasks.seed_owned, self.job))
         self.owned = self._pin(seeded)
         stored = self.sc.union([frontier.mapPartitionsWithIndex(tasks.materialized),
                                 self.owned.mapPartitionsWithIndex(tasks.materialized)]).collect()
-        if [n for _, n in stored] != [1] * (2 * P):
-            raise RuntimeError("kmc spark engine: the initial partitions are not one element each")
-        self.levels.append(_Level([b - a for a, b in zip(bounds, bounds[1:])], frontier, None))
-        return 1
+        if [c for _, c in stored] != [1] * (2 * P):
+            raise RuntimeError("kmc spark engine: the partitions handed over are not one element each")
+        self.levels.append(_Level([b - a for a, b in zip(bounds, bounds[1:])], frontier, None, local))
+
+    def _from_vector(self, search: vector.Search, level: Any, depth: int) -> None:
+        """Go on from where the in-process search stopped (below --spark-threshold): its
+        earlier levels' parent links stay on the driver (they are small), its last level and
+        its visited keys go to the executors."""
+        self.initial = search.initial
+        self.distinct, self.generated = len(search.visited), search.generated
+        self.violations, self.found_at = search.violations, search.found_at
+        count = len(self.initial)
+        self.levels.append(_Level([count], None, None))
+        for parents, iids in list(zip(search.parents, search.iids))[:-1]:
+            self.levels.append(_Level([len(parents)], None, None, (parents, iids)))
+        last = (search.parents[-1], search.iids[-1]) if depth > 1 else None
+        self._distribute(level.rows, search.visited.sort_key, search.visited.extras, last)
+        self.in_process_levels = depth
 
     def _next(self, depth: int) -> int:
         """Level depth + 1 from level depth: the three steps, then the figures in one job.
@@ -353,6 +397,9 @@ class _Run:
     # -- counterexamples ---------------------------------------------------------------------
 
     def _rank(self, level: _Level, index: int) -> int:
+        if level.local is not None:
+            parents, iids = level.local
+            return int(parents[index]) * self.step.count + int(iids[index])
         p = level.slice_of(index)
         local = index - level.offsets[p]
         return self.sc.runJob(level.parents, partial(tasks.rank_at, local), [p])[0]

@@ -40,10 +40,10 @@ def check(
     limits: Limits = Limits(),
     progress: ProgressHook | None = None,
 ) -> CheckResult:
-    return _Search(model, invariants, limits, progress).run()
+    return Search(model, invariants, limits, progress).run()
 
 
-class _Search:
+class Search:
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
                  progress: ProgressHook | None):
         self.started = time.perf_counter()
@@ -66,6 +66,13 @@ class _Search:
     # -- the search ----------------------------------------------------------------------
 
     def run(self) -> CheckResult:
+        _, depth = self.explore()
+        return self.result(depth)
+
+    def explore(self, handoff: int | None = None) -> tuple[Block | None, int]:
+        """Search level by level until the end, a limit, or (with `handoff`) until that many
+        distinct states are known: then the last level and the depth are returned for
+        another engine to go on from (kmc/checker/spark.py)."""
         limits = self.limits
         initial = self.model.initial_states()
         depth = 0
@@ -83,6 +90,8 @@ class _Search:
             depth = 1
 
         while level is not None and level.size and self.stopped_by is None:
+            if handoff is not None and len(self.visited) >= handoff:
+                break
             if limits.max_depth is not None and depth >= limits.max_depth:
                 self.stopped_by = "max-depth"
                 break
@@ -95,7 +104,9 @@ class _Search:
             if self.progress is not None:
                 self.progress(Progress(depth, len(self.visited), self.generated, level.size,
                                        time.perf_counter() - self.started))
+        return level, depth
 
+    def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
         distinct = len(self.visited)
         links = self._traces()

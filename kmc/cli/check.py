@@ -97,12 +97,13 @@ def run_check(
     spark_conf: tuple[str, ...] = (),
     checkpoint_dir: Path | None = None,
     resume: bool = False,
+    spark_threshold: int | None = None,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     max_depth = _bmc_levels(engine, depth, max_depth, max_states, symmetry)
-    spark = from_flags(engine, master, partitions, spark_conf, checkpoint_dir, resume)
+    spark = from_flags(engine, master, partitions, spark_conf, checkpoint_dir, resume, spark_threshold)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)

@@ -105,11 +105,12 @@ def run_compare(
     spark_conf: tuple[str, ...] = (),
     checkpoint_dir: Path | None = None,
     resume: bool = False,
+    spark_threshold: int | None = None,
     **settings: Any,
 ) -> int:
     if checkpoint_dir is not None or resume:
         raise BadInput("--checkpoint-dir and --resume are for one run: use them with kmc check")
-    spark = from_flags(engine, master, partitions, spark_conf, None, False)
+    spark = from_flags(engine, master, partitions, spark_conf, None, False, spark_threshold)
     cls = registry.model_class(name)
     if plot_path is not None:
         plot.check_path(plot_path)

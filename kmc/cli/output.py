@@ -33,6 +33,9 @@ def summary(result: CheckResult) -> str:
 def _spark_line(result: CheckResult) -> str:
     """The Spark engine's own figures: where it ran and what a level cost."""
     st = result.engine_stats
+    if st.get("spark_levels") == 0:
+        return (f"\nspark: every level ran in-process (the run stayed below --spark-threshold, "
+                f"{st['in_process_levels']} levels); Spark was not started")
     if not st or "partitions" not in st:
         return ""
     median = st.get("median_level_seconds")
@@ -40,7 +43,9 @@ def _spark_line(result: CheckResult) -> str:
     return (f"\nspark: master {st['master']}, {st['partitions']} partitions, session start "
             f"{st['session_start_seconds']:.1f} s, {st['levels']} levels"
             + ("" if median is None else f" (median {median:.2f} s each)")
-            + f", {st['shuffle_bytes'] / 2**20:,.1f} MiB shuffled{resumed}")
+            + f", {st['shuffle_bytes'] / 2**20:,.1f} MiB shuffled{resumed}"
+            + (f"; the first {st['in_process_levels']} levels in-process (below --spark-threshold)"
+               if st.get("in_process_levels") else ""))
 
 
 def _bmc_summary(result: CheckResult) -> str:

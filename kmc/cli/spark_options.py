@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from kmc.checker.spark import SparkOptions
+from kmc.checker.spark import DEFAULT_THRESHOLD, SparkOptions
 from kmc.checker.spark_session import DEFAULT_MASTER, parse_conf
 from kmc.errors import BadInput
 
@@ -25,21 +25,30 @@ def spark_options() -> list[Any]:
                      help="a Spark setting for --engine spark (repeatable), e.g. spark.executor.memory=8g"),
         click.option("--checkpoint-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      metavar="DIR", help="--engine spark: write each completed level to DIR (Parquet), for --resume"),
+        click.option("--spark-threshold", type=click.IntRange(0, None), default=None, metavar="N",
+                     help=f"--engine spark: run levels in-process (vector engine) until N states are known, then on "
+                          f"Spark (default {DEFAULT_THRESHOLD:,}; 0: every level on Spark; with --checkpoint-dir, 0)"),
         click.option("--resume", is_flag=True,
                      help="--engine spark: continue the run kept in --checkpoint-dir (after its driver died)"),
     ]
 
 
 def from_flags(engine: str, master: str | None, partitions: int | None, spark_conf: tuple[str, ...],
-               checkpoint_dir: Path | None, resume: bool) -> SparkOptions | None:
+               checkpoint_dir: Path | None, resume: bool, threshold: int | None = None) -> SparkOptions | None:
     """The Spark options the flags give, or None for the other engines (which take none)."""
     given = [flag for flag, value in [("--master", master), ("--partitions", partitions), ("--conf", spark_conf),
-                                      ("--checkpoint-dir", checkpoint_dir), ("--resume", resume)] if value]
+                                      ("--checkpoint-dir", checkpoint_dir), ("--resume", resume),
+                                      ("--spark-threshold", threshold is not None)] if value]
     if engine != "spark":
         if given:
             raise BadInput(f"{', '.join(given)}: only for --engine spark (the engine is {engine})")
         return None
     if resume and checkpoint_dir is None:
         raise BadInput("--resume needs --checkpoint-dir DIR, the directory of the run to continue")
+    if threshold and checkpoint_dir is not None:
+        raise BadInput("--spark-threshold: a checkpointed run keeps every level on Spark (it must be 0 or absent "
+                       "with --checkpoint-dir)")
+    if threshold is None:
+        threshold = 0 if checkpoint_dir is not None else DEFAULT_THRESHOLD
     return SparkOptions(master or DEFAULT_MASTER, partitions, tuple(parse_conf(spark_conf).items()),
-                        checkpoint_dir, resume)
+                        checkpoint_dir, resume, threshold)
