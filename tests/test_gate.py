@@ -49,14 +49,14 @@ def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     rc, out, err = run_kmc("gate", str(DOGFOOD), "--quiet", "--junit", str(junit))
     assert rc == 0, out + err
-    assert "8 of 8 checks match" in out
+    assert "12 of 12 checks match" in out
     validate_junit(junit)
 
 
 def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     checks = tomllib.loads(DOGFOOD.read_text())["check"]
     by = {(c["model"], c["settings"]["mode"]): c for c in checks}
-    assert len(by) == 8
+    assert len(by) == 12  # every mode of every model
     # tests/test_replication_verdicts.py (TLC on the published spec): strong-isr 9 steps in hw, 11 in kip101
     assert by["replication", "hw"]["expect"]["strong-isr"] == "violated 9"
     assert by["replication", "kip101"]["expect"]["strong-isr"] == "violated 11"
@@ -70,6 +70,13 @@ def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     for mode in ("epoch", "epoch-fenced"):
         assert by["fetch", mode]["expect"]["committed-never-lost"] == "holds"
         assert by["fetch", mode]["expect"]["no-log-divergence"] == "holds"
+    # tests/test_idempotence.py and tests/test_transactions.py (scalar and vector agree; a plain BFS
+    # confirms the lengths): duplicates and reordering without idempotence, KIP-890's anomalies in kip98
+    assert by["idempotence", "no-idempotence"]["expect"]["no-duplicates"] == "violated 4"
+    assert set(by["idempotence", "idempotence"]["expect"].values()) == {"holds"}
+    assert by["transactions", "kip98"]["expect"]["no-hanging-transaction"] == "violated 9"
+    assert by["transactions", "kip98"]["expect"]["own-transaction"] == "violated 13"
+    assert set(by["transactions", "kip890"]["expect"].values()) == {"holds"}
 
 
 def test_regression_fails_with_12_and_a_trace(run_kmc, tmp_path: Path, regression: None) -> None:
