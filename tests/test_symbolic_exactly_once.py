@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker import bmc, vector
+from kmc import registry
+from kmc.checker import bmc, induction, vector
 from kmc.checker.search import Limits
 from kmc.registry import select
 from kmc.traces.replay import replay
@@ -90,3 +91,38 @@ def test_idempotence_fast_steps_cover_its_whole_state_graph() -> None:
 @pytest.mark.parametrize("mode", ["kip98", "kip890"])
 def test_transactions_bmc_finds_no_violation_of_what_holds_in_16_steps(mode: str) -> None:
     _assert_no_violation("transactions", mode, SLOW_STEPS)
+
+
+# -- proofs (kmc prove) ------------------------------------------------------------------------
+
+IDEMPOTENCE_LEMMAS = {"no-idempotence": ["unsent-not-sent", "requests-from-sends-and-retries"],
+                      "idempotence": ["unsent-not-sent", "requests-from-sends-and-retries", "log-in-sequence"]}
+
+
+@pytest.mark.parametrize("mode", ["no-idempotence", "idempotence"])
+def test_idempotence_lemmas_hold_in_every_reachable_state(mode: str) -> None:
+    """The vector engine's complete search agrees that the lemmas a mode's proofs use are invariants
+    (log-in-sequence is false without idempotence: a retried batch is written twice)."""
+    model, _ = build("idempotence", mode=mode)
+    lemmas = select(registry.lemmas("idempotence", model), IDEMPOTENCE_LEMMAS[mode])
+    result = vector.check(model, lemmas, Limits(keep_going=True))
+    assert result.complete and not result.violated
+
+
+@pytest.mark.parametrize("mode,invariant", [
+    ("no-idempotence", "type-ok"), ("no-idempotence", "no-loss-of-acked"),
+    ("idempotence", "type-ok"), ("idempotence", "no-loss-of-acked"),
+    ("idempotence", "no-duplicates"), ("idempotence", "in-order"),
+])
+def test_idempotence_proofs(mode: str, invariant: str) -> None:
+    model, invariants = build("idempotence", mode=mode)
+    known = invariants + registry.lemmas("idempotence", model)
+    [inv] = select(known, [invariant])
+    proof = induction.prove(model, inv, select(known, IDEMPOTENCE_LEMMAS[mode]), k=1, timeout=60)
+    assert proof.verdict == induction.PROVED and proof.k == 1
+
+
+def test_without_its_lemmas_idempotence_type_ok_is_not_inductive() -> None:
+    model, invariants = build("idempotence", mode="idempotence")
+    [inv] = select(invariants, ["type-ok"])
+    assert induction.prove(model, inv, k=1).verdict == induction.NOT_INDUCTIVE
