@@ -26,7 +26,8 @@ MODELS: dict[str, Entry] = {
     "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants",
                          "kmc.invariants.replication:lemmas"),
     "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants", "kmc.invariants.fetch:lemmas"),
-    "idempotence": Entry("kmc.model.idempotence:Idempotence", "kmc.invariants.idempotence:invariants"),
+    "idempotence": Entry("kmc.model.idempotence:Idempotence", "kmc.invariants.idempotence:invariants",
+                         "kmc.invariants.idempotence:lemmas"),
     "transactions": Entry("kmc.model.transactions:Transactions", "kmc.invariants.transactions:invariants"),
 }
 

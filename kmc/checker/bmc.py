@@ -67,7 +67,7 @@ def check(
             verdicts[inv.name] = Verdict(False, trace)
         pending = [inv for inv in pending if inv.name not in {i.name for i, _ in found}]
         if progress is not None:
-            progress(Progress(d + 1, 0, 0, 0, time.perf_counter() - started))
+            progress(Progress(d + 1, 0, 0, 0, time.perf_counter() - started, steps_checked=d))
         if found and (not limits.keep_going or not pending):
             stopped_by = "violation"
             break

@@ -34,6 +34,7 @@ class Progress:
     frontier: int
     seconds: float
     shuffle_bytes: int | None = None  # the Spark engine: bytes of batches shuffled so far
+    steps_checked: int | None = None  # the z3 engine: runs of up to this many steps checked; it counts no states
 
 
 @dataclass

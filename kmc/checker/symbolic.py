@@ -77,7 +77,7 @@ class SymbolicModel:
         return z3.Or([z3.And([v == c for v, c in zip(s, init)]) for init in self.model.initial_states()])
 
     def holds(self, invariant: Invariant, s: Sequence[Any]) -> z3.BoolRef:
-        return to_z3_bool(invariant.predicate(self.schema.view(list(s)), self.X))
+        return to_z3_bool(invariant.predicate(self.schema.view(self.X.wrap(list(s))), self.X))
 
     def distinct(self, a: Sequence[Any], b: Sequence[Any]) -> z3.BoolRef:
         return z3.Or([x != y for x, y in zip(a, b)])
@@ -86,7 +86,7 @@ class SymbolicModel:
 
     def transition(self, s: Sequence[Any], t: Sequence[Any], sel: z3.BitVecRef) -> z3.BoolRef:
         """t is a successor of s by the instance numbered `sel`."""
-        view = self.schema.view(list(s))
+        view = self.schema.view(self.X.wrap(list(s)))  # Syms: model operators coerce sorts
         enabled: list[Any] = []
         writes: dict[int, list[tuple[int, Any]]] = {}  # position -> [(instance id, value)]
         for inst in self.instances:

@@ -1,6 +1,7 @@
 """Progress of long runs on stderr, and what an interrupted run reports.
 
-Silent for the first second. On a terminal, a rich progress bar: level, states, states/s,
+Silent for the first second. The z3 engine counts no states: it gets one line per unrolled
+step (runs of up to k steps checked), never a bar or a state count. On a terminal, a rich progress bar: level, states, states/s,
 memory, and an ETA once the level sizes shrink steadily enough to extrapolate; elsewhere
 (CI logs) a plain line every few seconds. Throttled so it never slows the engine down.
 Ctrl-C prints the statistics of the levels done so far (even with --quiet) and exits 130
@@ -57,6 +58,9 @@ class ProgressPrinter:
         self.sizes.append(p.frontier)
         if self.quiet or p.seconds < 1.0:
             return
+        if p.steps_checked is not None:  # z3: one line per unrolled step, no state counts (it has none)
+            self._symbolic_line(p)
+            return
         now = time.monotonic()
         per_level = p.shuffle_bytes is not None  # Spark: levels are coarse, each gets a line
         if now - self.last < (0.2 if self.tty else 2.0) and not per_level:
@@ -79,6 +83,13 @@ class ProgressPrinter:
                     f"{rate:,.0f} states/s, {mib:,.0f} MiB" + ("" if eta is None else f", about {eta:,.0f} s left"))
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
+        self.shown = True
+
+    def _symbolic_line(self, p: Progress) -> None:
+        mib = current_memory_bytes() / 2**20
+        sys.stderr.write(f"{self.label}: z3, runs of up to {p.steps_checked} steps checked, "
+                         f"{p.seconds:.1f} s, {mib:,.0f} MiB\n")
+        sys.stderr.flush()
         self.shown = True
 
     def _bar(self, p: Progress, rate: float, mib: float, left: float | None) -> None:
@@ -109,6 +120,9 @@ class ProgressPrinter:
         p = self.latest
         if p is None:
             return f"kmc: interrupted: {self.label}, after {seconds:.1f} s, before the first level was done"
+        if p.steps_checked is not None:
+            return (f"kmc: interrupted: {self.label}, z3, runs of up to {p.steps_checked} steps checked, {seconds:.1f} s, "
+                    f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the bounded check is incomplete, nothing was written")
         rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
         return (f"kmc: interrupted: {self.label}, level {p.level}, {p.distinct_states:,} distinct states "
                 f"({p.generated_states:,} generated), {seconds:.1f} s, {rate:,.0f} states/s, "
