@@ -61,9 +61,13 @@ def _spark_home() -> Path:
     return Path(pyspark.__file__).resolve().parent
 
 
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through an http_proxy
+
+
 def _alive_workers(webui_port: int) -> int:
+    """ALIVE workers in the master's status (its web UI's JSON)."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{webui_port}/json/", timeout=2) as r:
+        with _DIRECT.open(f"http://127.0.0.1:{webui_port}/json/", timeout=2) as r:
             status = json.load(r)
     except (OSError, ValueError):
         return 0
