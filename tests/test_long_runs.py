@@ -20,8 +20,16 @@ from kmc.cli.progress import remaining_states
 BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no engine finishes it in seconds
 
 
+def _session_for(engine: str, request: pytest.FixtureRequest) -> None:
+    """The Spark engine runs on the tests' shared session (local[2,4]): started here otherwise,
+    a default local[*] session would stay active and every later Spark test would reuse it."""
+    if engine == "spark":
+        request.getfixturevalue("spark_session")
+
+
 @pytest.mark.parametrize("engine", list(engines.ENGINES))
-def test_time_limit_ends_every_engine_cleanly(engine: str) -> None:
+def test_time_limit_ends_every_engine_cleanly(engine: str, request: pytest.FixtureRequest) -> None:
+    _session_for(engine, request)
     model, invariants = registry.build("fetch", mode="epoch", replicas=3)
     started = time.perf_counter()
     result = engines.run(engine, model, invariants, Limits(keep_going=True, time_limit=0.3))
@@ -32,7 +40,8 @@ def test_time_limit_ends_every_engine_cleanly(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", list(engines.ENGINES))
-def test_memory_limit_ends_every_engine_cleanly(engine: str) -> None:
+def test_memory_limit_ends_every_engine_cleanly(engine: str, request: pytest.FixtureRequest) -> None:
+    _session_for(engine, request)
     model, invariants = registry.build("replication", mode="kip320")
     result = engines.run(engine, model, invariants, Limits(memory_limit=1))  # already above one byte
     assert result.stopped_by == "memory-limit" and result.complete is False
