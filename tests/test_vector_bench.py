@@ -57,3 +57,22 @@ def test_bench_bad_configurations_exit_2(run_kmc, tmp_path: Path) -> None:
     assert rc == 2 and "needs name and model" in err
     rc, _, err = run_kmc("bench", "--configs", str(tmp_path / "missing.toml"))
     assert rc == 2 and "no benchmark configurations" in err
+
+
+def test_bench_runs_the_spark_engine_where_marked(spark_session, run_kmc, tmp_path: Path) -> None:
+    """spark = true adds a Spark run (on the test session, local[2]); its outcome must equal the
+    vector engine's, and the ratio and per-level figures are reported."""
+    path = tmp_path / "configs.toml"
+    path.write_text(SMALL.replace('settings = { mode = "kip320" }', 'settings = { mode = "kip320" }\nspark = true'))
+    rc, out, _ = run_kmc("bench", "--configs", str(path), "--scalar-max-states", "-1", "--json", "--quiet")
+    assert rc == 0
+    small, symmetric = json.loads(out)["configs"]
+    assert symmetric["spark"] is None
+    spark = small["spark"]
+    assert spark["distinct_states"] == small["vector"]["distinct_states"] == 5973 and spark["agree"] == "yes"
+    assert spark["partitions"] == 2 and spark["levels"] == 18 and spark["median_level_seconds"] > 0
+    assert spark["ratio_to_vector"] > 0 and spark["shuffle_bytes"] > 0
+    rc, out, _ = run_kmc("bench", "--configs", str(path), "--only", "small", "--scalar-max-states", "-1", "--quiet")
+    assert rc == 0 and "the Spark engine against the vector engine" in out and "local[2" in out
+    rc, out, _ = run_kmc("bench", "--configs", str(path), "--only", "small", "--no-spark", "--json", "--quiet")
+    assert rc == 0 and json.loads(out)["configs"][0]["spark"] is None

@@ -5,6 +5,13 @@ vector/scalar, and whether both engines explored the same states.
 Above --scalar-max-states the scalar engine stops at that many states; its states/s is then
 measured on that prefix of the search, and the vector engine also runs that prefix, so that
 agreement is still checked state count for state count.
+
+Configurations marked `spark = true` are also run by the Spark engine (--spark-master,
+default local[2], with --spark-partitions, default 2; --no-spark skips it): its states/s over
+the levels (the session start excluded, and shown on its own) as a ratio to the vector
+engine's, the median seconds per level (on a tiny configuration, the per-level overhead), and
+whether its outcome equals the vector engine's. The session is started once and reused by the
+following configurations.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from kmc.checker import engines
 from kmc.checker.packing import Packing
 from kmc.checker.result import CheckResult
 from kmc.checker.search import Limits
+from kmc.checker.spark import SparkOptions
 from kmc.cli.progress import ProgressPrinter
 from kmc.errors import BadInput
 
@@ -37,10 +45,11 @@ class Config:
     model: str
     settings: dict[str, Any] = field(default_factory=dict)
     symmetry: bool = False
+    spark: bool = False  # also run the Spark engine
 
 
 def load(path: Path) -> list[Config]:
-    """The configurations of a TOML file: [[config]] tables with name, model, settings, symmetry."""
+    """The configurations of a TOML file: [[config]] tables with name, model, settings, symmetry, spark."""
     if not path.is_file():
         raise BadInput(f"no benchmark configurations at {path}; pass --configs FILE")
     try:
@@ -49,12 +58,12 @@ def load(path: Path) -> list[Config]:
         raise BadInput(f"{path}: not valid TOML: {e}") from e
     configs = []
     for k, entry in enumerate(data.get("config", [])):
-        unknown = set(entry) - {"name", "model", "settings", "symmetry"}
+        unknown = set(entry) - {"name", "model", "settings", "symmetry", "spark"}
         if unknown or "name" not in entry or "model" not in entry:
-            raise BadInput(f"{path}: configuration {k + 1} needs name and model, and may have settings and "
-                           f"symmetry (unknown: {', '.join(sorted(unknown)) or 'none'})")
+            raise BadInput(f"{path}: configuration {k + 1} needs name and model, and may have settings, "
+                           f"symmetry and spark (unknown: {', '.join(sorted(unknown)) or 'none'})")
         configs.append(Config(entry["name"], entry["model"], dict(entry.get("settings", {})),
-                              bool(entry.get("symmetry", False))))
+                              bool(entry.get("symmetry", False)), bool(entry.get("spark", False))))
     if not configs:
         raise BadInput(f"{path}: no [[config]] tables")
     return configs
@@ -67,12 +76,30 @@ class Row:
     vector: CheckResult
     scalar: CheckResult | None
     agree: str
+    spark: CheckResult | None = None
+    spark_agree: str = "not run"
 
     @property
     def ratio(self) -> float | None:
         if self.scalar is None or self.scalar.states_per_second <= 0:
             return None
         return self.vector.states_per_second / self.scalar.states_per_second
+
+    @property
+    def spark_states_per_second(self) -> float | None:
+        """Distinct states per second over the levels, the session start left out (it is paid
+        once per run, whatever the size, and reported on its own)."""
+        if self.spark is None:
+            return None
+        levels = self.spark.seconds - float(self.spark.engine_stats.get("session_start_seconds") or 0.0)
+        return self.spark.distinct_states / levels if levels > 0 else None
+
+    @property
+    def spark_ratio(self) -> float | None:
+        """Spark states/s over vector states/s (the goal for configurations over 1M states: 0.5)."""
+        if self.spark_states_per_second is None or self.vector.states_per_second <= 0:
+            return None
+        return self.spark_states_per_second / self.vector.states_per_second
 
     def to_json(self) -> dict[str, Any]:
         def part(r: CheckResult | None) -> dict[str, Any] | None:
@@ -82,10 +109,20 @@ class Row:
                     "states_per_second": round(r.states_per_second), "complete": r.complete,
                     "bytes_per_state": None if r.bytes_per_state is None else round(r.bytes_per_state, 1)}
 
+        spark = part(self.spark)
+        if spark is not None and self.spark is not None:
+            stats = self.spark.engine_stats
+            sps = self.spark_states_per_second
+            spark.update({"level_states_per_second": None if sps is None else round(sps),
+                          "ratio_to_vector": None if self.spark_ratio is None else round(self.spark_ratio, 3),
+                          **{k: stats.get(k) for k in ("master", "partitions", "session_start_seconds", "levels",
+                                                       "median_level_seconds", "shuffle_bytes")},
+                          "agree": self.spark_agree})
         return {"name": self.config.name, "model": self.config.model, "settings": self.config.settings,
                 "symmetry": self.config.symmetry, "key": self.key,
                 "vector": part(self.vector), "scalar": part(self.scalar),
-                "ratio": None if self.ratio is None else round(self.ratio, 1), "agree": self.agree}
+                "ratio": None if self.ratio is None else round(self.ratio, 1), "agree": self.agree,
+                "spark": spark}
 
 
 def outcome(r: CheckResult) -> tuple[Any, ...]:
@@ -93,7 +130,7 @@ def outcome(r: CheckResult) -> tuple[Any, ...]:
     return r.distinct_states, r.generated_states, r.depth, r.stopped_by, verdicts
 
 
-def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
+def run_one(cfg: Config, scalar_max_states: int, quiet: bool, spark: SparkOptions | None = None) -> Row:
     model, invariants = registry.build(cfg.model, **cfg.settings)
     packing = Packing.for_schema(model.schema)
     key = f"{packing.bits:.1f} bits: {'+'.join(map(str, packing.word_bits))}"
@@ -102,21 +139,26 @@ def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
         printer = ProgressPrinter(f"{cfg.name} {engine}", quiet=quiet)
         try:
             return engines.run(engine, model, invariants,
-                               Limits(max_states, keep_going=True, symmetry=cfg.symmetry), printer)
+                               Limits(max_states, keep_going=True, symmetry=cfg.symmetry), printer,
+                               spark_options=spark)
         finally:
             printer.done()
 
     vector = run("vector", None)
+    row = Row(cfg, key, vector, None, "not run")
+    if spark is not None and cfg.spark:
+        row.spark = run("spark", None)
+        row.spark_agree = "yes" if outcome(row.spark) == outcome(vector) else "NO"
     if scalar_max_states < 0:
-        return Row(cfg, key, vector, None, "not run")
+        return row
     cap = scalar_max_states if 0 < scalar_max_states < vector.distinct_states else None
-    scalar = run("scalar", cap)
+    row.scalar = run("scalar", cap)
     if cap is None:
-        agree = "yes" if outcome(scalar) == outcome(vector) else "NO"
+        row.agree = "yes" if outcome(row.scalar) == outcome(vector) else "NO"
     else:
-        same = outcome(scalar) == outcome(run("vector", cap))
-        agree = f"yes (first {cap:,} states)" if same else f"NO (first {cap:,} states)"
-    return Row(cfg, key, vector, scalar, agree)
+        same = outcome(row.scalar) == outcome(run("vector", cap))
+        row.agree = f"yes (first {cap:,} states)" if same else f"NO (first {cap:,} states)"
+    return row
 
 
 @click.command("bench")
@@ -126,10 +168,18 @@ def run_one(cfg: Config, scalar_max_states: int, quiet: bool) -> Row:
 @click.option("--only", multiple=True, metavar="NAME", help="run only this configuration (repeatable)")
 @click.option("--scalar-max-states", type=click.IntRange(-1, None), default=200_000, show_default=True,
               help="stop the scalar engine after this many states (0: never stop it; -1: do not run it)")
+@click.option("--spark/--no-spark", "with_spark", default=True, show_default=True,
+              help="also run the Spark engine on the configurations marked spark = true (needs Java 17)")
+@click.option("--spark-master", default="local[2]", show_default=True, metavar="URL",
+              help="Spark master for those runs")
+@click.option("--spark-partitions", type=click.IntRange(1, None), default=2, show_default=True, metavar="N",
+              help="partitions of the state space for those runs")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines")
 @click.option("--quiet", "-q", is_flag=True, help="no progress on stderr")
-def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, as_json: bool, quiet: bool) -> int:
-    """Run the benchmark configurations with the vector and the scalar engine, side by side."""
+def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, with_spark: bool, spark_master: str,
+          spark_partitions: int, as_json: bool, quiet: bool) -> int:
+    """Run the benchmark configurations with the vector and the scalar engine, side by side (and
+    the Spark engine on those marked spark = true)."""
     configs = load(path or DEFAULT_CONFIGS)
     if only:
         names = {c.name for c in configs}
@@ -139,12 +189,16 @@ def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, as_j
         configs = [c for c in configs if c.name in only]
     for c in configs:
         registry.build(c.model, **c.settings)  # every configuration validated before anything runs
-    rows = [run_one(c, scalar_max_states, quiet) for c in configs]
+    spark = SparkOptions(master=spark_master, partitions=spark_partitions, threshold=0) if with_spark else None
+    rows = [run_one(c, scalar_max_states, quiet, spark) for c in configs]
     if as_json:
         click.echo(json.dumps({"configs": [r.to_json() for r in rows]}, indent=1))
     else:
         print_table(rows)
-    return EXIT_DISAGREE if any(r.agree.startswith("NO") for r in rows) else EXIT_OK
+        if any(r.spark is not None for r in rows):
+            print_spark_table(rows)
+    disagree = any(r.agree.startswith("NO") or r.spark_agree.startswith("NO") for r in rows)
+    return EXIT_DISAGREE if disagree else EXIT_OK
 
 
 def print_table(rows: list[Row]) -> None:
@@ -162,5 +216,28 @@ def print_table(rows: list[Row]) -> None:
             "" if s is None else f"{s.distinct_states:,}", "" if s is None else f"{s.seconds:.2f}",
             "" if s is None else f"{s.states_per_second:,.0f}", "" if r.ratio is None else f"{r.ratio:.1f}x",
             r.agree,
+        )
+    Console(width=210).print(table)
+
+
+def print_spark_table(rows: list[Row]) -> None:
+    table = Table(title="kmc bench: the Spark engine against the vector engine (states/s over the levels, "
+                        "the session start apart)", title_justify="left")
+    for name in ["configuration", "states", "master", "partitions", "session start s", "levels",
+                 "median level s", "spark s", "spark states/s", "spark/vector", "shuffle bytes/state", "same outcome"]:
+        table.add_column(name, justify="left" if name in ("configuration", "master", "same outcome") else "right")
+    for r in rows:
+        if r.spark is None:
+            continue
+        st, sps = r.spark.engine_stats, r.spark_states_per_second
+        start = st.get("session_start_seconds") or 0.0
+        shuffle = st.get("shuffle_bytes")
+        table.add_row(
+            r.config.name, f"{r.spark.distinct_states:,}", str(st.get("master")), str(st.get("partitions")),
+            f"{start:.2f}" if start else "reused", str(st.get("levels")), f"{st.get('median_level_seconds')}",
+            f"{r.spark.seconds:.2f}", "" if sps is None else f"{sps:,.0f}",
+            "" if r.spark_ratio is None else f"{r.spark_ratio:.3f}",
+            "" if shuffle is None or not r.spark.distinct_states else f"{shuffle / r.spark.distinct_states:.0f}",
+            r.spark_agree,
         )
     Console(width=210).print(table)
