@@ -2,62 +2,60 @@
 each level, with the visited set partitioned by key across the executors.
 
 Partitioning (as in parallel Murphi and distributed TLC): every state is owned by the
-partition its canonical key hashes to (kmc/checker/spark_tasks.owner_of). Each BFS level is
-three steps, each one Python task per partition over numpy batches:
+partition its canonical key hashes to (kmc/checker/spark_tasks.owner_of). An owner keeps its
+part of the visited set (one sorted key array) and the states of the last level it found new.
+Each BFS level is one shuffle between two steps, each one Python task per partition over
+numpy batches:
 
-1. expand: each slice of the level (a range of it, in BFS order) runs the level step on its
-   states (kmc/checker/levelstep.py), deduplicates its candidates map-side (each key once,
-   with its smallest rank) and sends one batch per owner partition (the only shuffle of
-   successors);
-2. own: each owner lines up what it received with its part of the visited set (one sorted
-   key array per partition, the same partitioner on both sides, so a `zip` and no join),
-   keeps each key's smallest rank, drops the visited keys and merges the new ones in;
-3. order: the new states go to the slice of the next level their rank falls in (slices are
-   rank ranges), where they are sorted by rank and the invariants are evaluated.
+1. expand: each owner runs the level step (kmc/checker/levelstep.py) on its states of the
+   level, deduplicates the candidates map-side (each key once, with its smallest path rank)
+   and sends one batch per owner partition (the only shuffle);
+2. own: each owner lines up what it received with its part of the visited set (the same
+   partitioner on both sides, so a `zip` and no join), keeps each key's smallest rank, drops
+   the visited keys, merges the new ones in and evaluates the invariants on its new states.
 
-A rank is (parent's index in its level) x instances + instance id, smallest over all the
-ways a state is reached: the scalar engine's order. So the next level, slice after slice,
-is in exactly the order the other engines put it in, the first violation is the same state,
-and the counterexample is the same path. The driver holds only per-partition figures: level
-sizes, offsets, each invariant's first violating state per slice. Each level's ranks stay in
-the executors, sliced like the level; a counterexample is rebuilt by looking its ancestors'
-ranks up level by level (one small job each) and replayed through the scalar backend.
+A path rank (kmc/checker/spark_ranks.py) is a state's smallest path from an initial state
+written as a number, so ranks order each level exactly as the scalar and vector engines do:
+the first violation is the violating state of smallest rank, the same state they report, and
+its rank spells the counterexample, which is replayed through the scalar backend. The driver
+holds only per-partition figures (sizes, each invariant's smallest violating rank and state)
+and loops over levels.
 
-Every level's RDDs are persisted and checkpointed locally (lineage cut at each level); a task
-that fails is retried by Spark from the previous level's stored partitions, with the same
-result. With a checkpoint directory each completed level is also written as Parquet
-(kmc/checker/spark_store.py), so a run whose driver died can be resumed.
+Every level's owner partitions are persisted and checkpointed locally (lineage cut at each
+level); a task that fails is retried by Spark from the previous level's stored partitions,
+with the same result. With a checkpoint directory each completed level is also written as
+Parquet (kmc/checker/spark_store.py), so a run whose driver died can be resumed. Below
+--spark-threshold states, levels run in-process through the vector engine first.
 """
 
 from __future__ import annotations
 
-import bisect
 import statistics
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from operator import itemgetter
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from kmc import registry
+from kmc.checker import spark_ranks as ranks_
 from kmc.checker import spark_store as store
-from kmc.checker import vector
 from kmc.checker import spark_tasks as tasks
+from kmc.checker import vector
 from kmc.checker.keyset import first_occurrences
 from kmc.checker.levelstep import LevelStep
 from kmc.checker.result import CheckResult, Progress
 from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker.spark_session import DEFAULT_MASTER, start
+from kmc.checker.spark_session import DEFAULT_MASTER, start, zip_single
 from kmc.checker.symmetry import lexmin
 from kmc.checker.vector import replay_paths
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 
-
-DEFAULT_THRESHOLD = 1_000_000  # the vector engine's work for about a second; a Spark level costs ~0.5 s
+DEFAULT_THRESHOLD = 1_000_000  # the vector engine's work for about a second; a Spark level costs ~0.3-0.5 s
+_SAMPLE = 1024  # ranks per partition per round when selecting the state where --max-states cuts a level
 
 
 @dataclass(frozen=True)
@@ -81,29 +79,6 @@ def check(
     return _Run(model, invariants, limits, progress, options or SparkOptions()).run()
 
 
-@dataclass
-class _Level:
-    """A level as the driver knows it: slice sizes, and the RDDs its data lives in."""
-
-    sizes: list[int]
-    frontier: Any | None  # RDD of (Part, Slice), one per slice (the last level only)
-    parents: Any | None  # RDD of (ranks, figures), one per slice (None for the initial states)
-    local: tuple[np.ndarray, np.ndarray] | None = None  # parent index, instance id: a level run in-process
-    offsets: list[int] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.offsets = [0]
-        for s in self.sizes[:-1]:
-            self.offsets.append(self.offsets[-1] + s)
-
-    @property
-    def size(self) -> int:
-        return sum(self.sizes)
-
-    def slice_of(self, index: int) -> int:
-        return bisect.bisect_right(self.offsets, index) - 1
-
-
 class _Run:
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
                  progress: ProgressHook | None, options: SparkOptions):
@@ -116,10 +91,10 @@ class _Run:
         _check_rebuildable(model, self.invariants)
         self.step = LevelStep(model, self.invariants, limits.symmetry)
         self.violations = Violations(self.invariants)
-        self.found_at: dict[State, tuple[int, int]] = {}
+        self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, path rank)
         self.initial: list[State] = []
-        self.levels: list[_Level] = []
-        self.owned: Any = None  # RDD of Owned (a part of the visited set), one per owner partition
+        self.owned: Any = None  # RDD of Owned, one per owner partition: the visited set and the last level
+        self.level_size = 0  # states in the last level
         self.distinct = 0
         self.generated = 0
         self.stopped_by: str | None = None
@@ -127,17 +102,22 @@ class _Run:
         self.shuffled = 0
         self.resumed_at: int | None = None
         self.in_process_levels = 0
+        self.b = max(1, (self.step.count - 1).bit_length())
 
-    def _start_spark(self) -> None:
+    def _start_spark(self, initial_count: int) -> None:
+        from pyspark import StorageLevel
+
+        self.storage = StorageLevel.MEMORY_AND_DISK
         options = self.options
         begun = start(options.master, options.partitions, dict(options.conf))
         self.session_seconds = begun.seconds
         self.session = begun.session
         self.sc = begun.session.sparkContext
         self.partitions = options.partitions or max(self.sc.defaultParallelism, 1)
+        self.b0 = max(1, (initial_count - 1).bit_length())
         self.job = tasks.Job(self.model.name, tuple(sorted(self.model.settings.items())),
                              tuple(i.name for i in self.invariants), self.limits.symmetry, self.partitions,
-                             options.fault)
+                             self.b0, self.b, options.fault)
         self.identity = {"model": self.model.name, "settings": dict(self.model.settings),
                          "invariants": [i.name for i in self.invariants], "symmetry": self.limits.symmetry,
                          "keep_going": self.limits.keep_going, "partitions": self.partitions}
@@ -145,11 +125,12 @@ class _Run:
     # -- the search ----------------------------------------------------------------------
 
     def run(self) -> CheckResult:
-        from pyspark import StorageLevel
-
-        self.storage = StorageLevel.MEMORY_AND_DISK
         root = self.options.checkpoint_dir
-        if not self.options.resume and root is None and self.options.threshold > 0:
+        if self.options.resume:
+            assert root is not None
+            self._start_spark(len(self.model.initial_states()))
+            depth = self._resume(root)
+        elif root is None and self.options.threshold > 0:
             search = vector.Search(self.model, self.invariants, self.limits, self.progress)
             level, depth = search.explore(handoff=self.options.threshold)
             if level is None or not level.size or search.stopped_by is not None:
@@ -157,19 +138,14 @@ class _Run:
                 done.engine = "spark"
                 done.engine_stats = {"in_process_levels": depth, "spark_levels": 0}
                 return done
-            self._start_spark()
+            self._start_spark(len(search.initial))
             self._from_vector(search, level, depth)
-        elif self.options.resume:
-            assert root is not None
-            self._start_spark()
-            depth = self._resume(root)
         else:
-            self._start_spark()
             if root is not None:
                 store.check_fresh(root)
             depth = self._initial()
             self._save(depth)
-        while self.stopped_by is None and self.levels and self.levels[-1].size:
+        while self.stopped_by is None and self.level_size:
             if self.limits.max_depth is not None and depth >= self.limits.max_depth:
                 self.stopped_by = "max-depth"
                 break
@@ -190,7 +166,7 @@ class _Run:
         result = finish(self.model, "spark", self.started, self.violations, links.get,
                         distinct=self.distinct, generated=self.generated, depth=depth,
                         stopped_by=self.stopped_by, symmetry=self.step.symmetry is not None,
-                        bytes_per_state=8 + extra_words + 8)
+                        bytes_per_state=8 + extra_words)
         result.engine_stats = {
             "master": self.sc.master,
             "partitions": self.partitions,
@@ -211,142 +187,175 @@ class _Run:
 
     def _initial(self) -> int:
         """Level 1, the initial states: deduplicated and checked on the driver (they are
-        few), then sliced into the executors."""
+        few), then handed to their owners."""
         initial = self.model.initial_states()
+        self._start_spark(len(initial))
         if not initial:
             return 0
-        step, P = self.step, self.partitions
+        step = self.step
         rows = np.array(initial, dtype=np.int64)
         step.check_range(rows, "an initial state")
         block = step.block(rows)
         s, e = step.fmt.split(lexmin(block.keys))
         s, e, first = first_occurrences(s, e, np.arange(len(initial), dtype=np.int64))
-        order = np.argsort(first)
-        part = tasks.Part(block.rows[first[order]], np.arange(len(order), dtype=np.int64))
-        found = tasks.evaluate(step, part, self.violations.pending)
-        cut = self._limit([found], [0], 0, lambda k, upto: tasks.evaluate(step, part, [k], upto).found[k].count)
+        order = np.argsort(first)  # the distinct initial states in the scalar engine's order
+        n = len(order)
+        level = tasks.Batch(s[order], [x[order] for x in e], ranks_.initial(n, 1), block.rows[first[order]])
+        cut = self._cut_local(level, depth=0)
         self.distinct = cut
         self.generated = len(initial) if self.stopped_by is None else int(first[order][cut - 1]) + 1
-        self.initial = [tuple(int(v) for v in row) for row in part.rows[:cut]]
-        keep = np.sort(order[:cut])
-        self._distribute(part.rows[:cut], s[keep], [x[keep] for x in e], None)
+        self.initial = [tuple(int(v) for v in row) for row in level.rows[:cut]]
+        self._distribute(level.take(np.arange(cut)), level.take(np.arange(cut)))
         return 1
 
-    def _distribute(self, rows: np.ndarray, sort_key: np.ndarray, extras: list[np.ndarray],
-                    local: tuple[np.ndarray, np.ndarray] | None) -> None:
-        """Hand the executors a level known on the driver (its states in BFS order, sliced)
-        and every key visited so far (each to its owner)."""
-        P, n = self.partitions, len(rows)
-        bounds = [n * i // P for i in range(P + 1)]
-        slices = [tasks.Part(rows[a:b], np.arange(a, b, dtype=np.int64)) for a, b in zip(bounds, bounds[1:])]
-        frontier = self._pin(self.sc.parallelize([(p, None) for p in slices], P))
-        owners = tasks.owner_of(sort_key, P)
-        batches = [tasks.Batch(sort_key[owners == o], [x[owners == o] for x in extras], np.zeros(0, dtype=np.int64),
-                               rows[:0]) for o in range(P)]
-        seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(partial(tasks.seed_owned, self.job))
+    def _cut_local(self, level: tasks.Batch, depth: int) -> int:
+        """The cut of a level held on the driver (the initial states), as _limit does it."""
+        figures = tasks.evaluate(self.step, level, self.violations.pending)
+
+        def up_to(last: int, reports: tuple[int, ...]) -> tuple[int, dict[int, int]]:
+            kept = ranks_.count_le(level.ranks, last)
+            found = tasks.evaluate(self.step, level, reports, last).found
+            return kept, {k: f.count for k, f in found.items()}
+
+        def kth(k: int) -> int:
+            return ranks_.to_int(level.ranks[ranks_.lexorder(level.ranks)[k - 1]])
+
+        return self._limit([figures], depth, up_to, kth)
+
+    def _distribute(self, visited: tasks.Batch, level: tasks.Batch) -> None:
+        """Hand the executors states known on the driver: every visited key to its owner, and
+        the states of the last level (with their ranks) to theirs."""
+        P = self.partitions
+        key_owner = tasks.owner_of(visited.sort_key, P)
+        level_owner = tasks.owner_of(level.sort_key, P)
+        batches = []
+        for o in range(P):
+            keys = visited.take(np.flatnonzero(key_owner == o))
+            mine = level.take(np.flatnonzero(level_owner == o))
+            batches.append((keys, mine))
+        seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(partial(tasks.seed, self.job))
         self.owned = self._pin(seeded)
-        stored = self.sc.union([frontier.mapPartitionsWithIndex(tasks.materialized),
-                                self.owned.mapPartitionsWithIndex(tasks.materialized)]).collect()
-        if [c for _, c in stored] != [1] * (2 * P):
+        stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
+        if [c for _, c in stored] != [1] * P:
             raise RuntimeError("kmc spark engine: the partitions handed over are not one element each")
-        self.levels.append(_Level([b - a for a, b in zip(bounds, bounds[1:])], frontier, None, local))
+        self.level_size = len(level.rows)
 
     def _from_vector(self, search: vector.Search, level: Any, depth: int) -> None:
-        """Go on from where the in-process search stopped (below --spark-threshold): its
-        earlier levels' parent links stay on the driver (they are small), its last level and
-        its visited keys go to the executors."""
+        """Go on from where the in-process search stopped (below --spark-threshold): its last
+        level, with path ranks rebuilt from its parent links, and its visited keys go to the
+        executors; the violations it found keep their paths as ranks."""
         self.initial = search.initial
         self.distinct, self.generated = len(search.visited), search.generated
-        self.violations, self.found_at = search.violations, search.found_at
-        count = len(self.initial)
-        self.levels.append(_Level([count], None, None))
-        for parents, iids in list(zip(search.parents, search.iids))[:-1]:
-            self.levels.append(_Level([len(parents)], None, None, (parents, iids)))
-        last = (search.parents[-1], search.iids[-1]) if depth > 1 else None
-        self._distribute(level.rows, search.visited.sort_key, search.visited.extras, last)
+        self.violations = search.violations
+        step, b, b0 = self.step, self.b, self.b0
+        ranks = ranks_.initial(len(self.initial), ranks_.words_for(b0))
+        for d, (parents, iids) in enumerate(zip(search.parents, search.iids), start=1):
+            ranks = ranks_.extend(ranks[parents], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
+        s, e = step.fmt.split(lexmin(level.keys))
+        last = tasks.Batch(s, e, ranks, level.rows)
+        visited = tasks.Batch(search.visited.sort_key, list(search.visited.extras),
+                              np.zeros((len(search.visited), 1), dtype=np.uint64),
+                              np.zeros((len(search.visited), 0), dtype=step.dtype))
+        for state, (lv, index) in search.found_at.items():
+            init, path = search.path_of(lv, index)
+            rank = init
+            for iid in path:
+                rank = (rank << b) | iid
+            self.found_at[state] = (lv, rank)
+        self._distribute(visited, last)
         self.in_process_levels = depth
 
     def _next(self, depth: int) -> int:
-        """Level depth + 1 from level depth: the three steps, then the figures in one job.
-        Returns the size kept."""
-        job, P, prev = self.job, self.partitions, self.levels[-1]
-        space = max(prev.size * self.step.count, 1)
+        """Level depth + 1 from level depth (both counted from 1): the two steps, then the
+        figures in one job. Returns the size kept."""
+        job, P, prev = self.job, self.partitions, self.owned
         pending = tuple(self.violations.pending)
-        shuffled = (prev.frontier.mapPartitionsWithIndex(partial(tasks.expand, job, depth, prev.offsets))
+        shuffled = (prev.mapPartitionsWithIndex(partial(tasks.expand, job, depth - 1))
                     .partitionBy(P, tasks.same_partition)
                     .mapPartitions(tasks.gather))
-        owned = self._pin(_zip_single(self.owned, shuffled).mapPartitionsWithIndex(partial(tasks.own, job, depth)))
-        frontier = self._pin(owned.mapPartitions(partial(tasks.to_slices, job, space))
-                             .partitionBy(P, tasks.same_partition)
-                             .mapPartitions(partial(tasks.order_slice, job, pending)))
-        parents = self._pin(frontier.map(tasks.parents_of))
-        # one job per level: it runs the three steps, stores (and cuts the lineage of) the
-        # owners' visited parts, the new level and its ranks, and returns the figures
-        self.sc.setLocalProperty("spark.checkpoint.checkpointAllMarkedAncestors", "true")
-        slices = sorted(parents.mapPartitionsWithIndex(tasks.figures).collect(), key=lambda x: x[0])
-        if [i for i, _ in slices] != list(range(P)):
+        owned = self._pin(zip_single(prev, shuffled).mapPartitionsWithIndex(partial(tasks.own, job, depth, pending)))
+        figures = [f for _, f in sorted(owned.mapPartitionsWithIndex(tasks.figures).collect(), key=lambda x: x[0])]
+        if len(figures) != P:
             raise RuntimeError("kmc spark engine: a level's partitions are not one element each")
-        owners = [o for _, s in slices for o in s.owners]
-        expanded = sorted((e for o in owners for e in o.expanded), key=lambda e: e.partition)
-        self.shuffled += sum(e.shuffled_bytes for e in expanded) + sum(o.new_bytes for o in owners)
-        level = _Level([s.size for _, s in slices], frontier, parents)
+        expanded = sorted((e for f in figures for e in f.expanded), key=lambda e: e.partition)
+        self.shuffled += sum(f.shuffled_bytes for f in figures)
 
-        def count_below(k: int, upto: int, p: int) -> int:
-            return self.sc.runJob(frontier, partial(tasks.count_violating, job, k, upto), [p])[0]
+        def up_to(last: int, reports: tuple[int, ...]) -> tuple[int, dict[int, int]]:
+            got = owned.mapPartitions(partial(tasks.up_to, job, last, reports)).collect()
+            counts: dict[int, int] = {}
+            for _, c in got:
+                for k, v in c.items():
+                    counts[k] = counts.get(k, 0) + v
+            return sum(kept for kept, _ in got), counts
 
-        cut = self._limit([s for _, s in slices], level.offsets, depth, None, count_below)
+        cut = self._limit(figures, depth, up_to, partial(self._kth, owned))
         if self.stopped_by is None:
             self.generated += sum(e.generated for e in expanded)
         else:  # as the scalar engine: count the candidates up to the last state kept
-            last_rank = self._rank(level, cut - 1)
-            q = prev.slice_of(last_rank // self.step.count)
-            before = sum(e.generated for e in expanded if e.partition < q)
-            here = self.sc.runJob(prev.frontier, partial(tasks.generated_up_to, job, prev.offsets[q], last_rank), [q])
-            self.generated += before + here[0]
+            self.generated += sum(prev.mapPartitions(partial(tasks.generated_up_to, job, depth - 1,
+                                                             self.cut_rank)).collect())
         self.distinct += cut
-        prev.frontier.unpersist()
-        prev.frontier = None
-        self.owned.unpersist()
+        prev.unpersist()
         self.owned = owned
-        level.sizes = _cut_sizes(level.sizes, cut)
-        self.levels.append(level)
+        self.level_size = cut
         return cut
 
-    def _limit(self, slices: list[tasks.Slice], offsets: list[int], depth: int,
-               count_local: Any = None, count_in: Any = None) -> int:
+    def _limit(self, figures: list[tasks.Figures], depth: int, up_to: Any, kth: Any) -> int:
         """How many states of the new level the run keeps (as the other engines: all, or up
         to the first violation unless --continue, or up to --max-states), recording the
-        violations among them."""
-        m = sum(s.size for s in slices)
-        cut, full = m, False
+        violations among them. `up_to(rank, reports)` counts the states of rank <= rank and
+        the reports they fail; `kth(k)` is the rank of the k-th state of the level."""
+        m = sum(f.size for f in figures)
+        last: int | None = None  # the rank of the last state kept, when the level is cut
+        full = False
         if self.limits.max_states is not None and self.distinct + m >= self.limits.max_states:
-            cut, full = self.limits.max_states - self.distinct, True
-        first: dict[int, tuple[int, tasks.Found]] = {}
-        for p, s in enumerate(slices):
-            for k, f in s.found.items():
-                if k not in first or offsets[p] + f.first < first[k][0]:
-                    first[k] = (offsets[p] + f.first, f)
-        safety = [g for k, (g, _) in first.items() if not self.invariants[k].report and g < cut]
+            last, full = kth(self.limits.max_states - self.distinct), True
+        first: dict[int, tasks.Found] = {}
+        for f in figures:
+            for k, found in f.found.items():
+                if k not in first or found.rank < first[k].rank:
+                    first[k] = found
+        safety = [f.rank for k, f in first.items()
+                  if not self.invariants[k].report and (last is None or f.rank <= last)]
         if safety and not self.limits.keep_going:
-            cut = min(safety) + 1
+            last = min(safety)
             self.stopped_by = "violation"
-        for k, (g, f) in sorted(first.items()):
-            if g >= cut:
+        kept, counts = m, {}
+        if last is not None:
+            reports = tuple(k for k in first if self.invariants[k].report)
+            kept, counts = up_to(last, reports)
+        for k, found in sorted(first.items()):
+            if last is not None and found.rank > last:
                 continue
-            count = 0
-            if self.invariants[k].report:  # only reports count their states
-                for p, s in enumerate(slices):
-                    if k in s.found and offsets[p] + s.size <= cut:
-                        count += s.found[k].count
-                    elif k in s.found and offsets[p] < cut:
-                        upto = cut - offsets[p]
-                        count += count_local(k, upto) if count_local else count_in(k, upto, p)
+            count = counts.get(k, 0) if last is not None else sum(f.found[k].count for f in figures if k in f.found)
             if k not in self.violations.first:
-                self.found_at[f.row] = (depth, g)
-            self.violations.record_many(k, f.row, count)
+                self.found_at[found.row] = (depth, found.rank)
+            self.violations.record_many(k, found.row, count)
         if full and self.stopped_by is None:
             self.stopped_by = "max-states"
-        return cut
+        self.cut_rank = last
+        return kept
+
+    def _kth(self, owned: Any, k: int) -> int:
+        """The rank of the k-th smallest state of the level held by `owned` (1-based),
+        narrowing (lo, hi] by samples: the driver never holds more than a few thousand ranks."""
+        lo: int | None = None
+        hi: int | None = None
+        below = 0  # states of rank <= lo
+        while True:
+            got = owned.mapPartitions(partial(tasks.sample, lo, hi, _SAMPLE)).collect()
+            inside = sum(n for n, _ in got)
+            values = sorted({v for _, vs in got for v in vs})
+            if inside <= _SAMPLE * len(got) and all(n == len(vs) for n, vs in got):
+                return sorted(v for _, vs in got for v in vs)[k - below - 1]
+            per = owned.mapPartitions(partial(tasks.counts_le, values)).collect()
+            totals = [sum(c[i] for c in per) for i in range(len(values))]
+            i = next(i for i, t in enumerate(totals) if t >= k)
+            if totals[i] == k:
+                return values[i]
+            if i > 0:
+                lo, below = values[i - 1], totals[i - 1]
+            hi = values[i]
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -354,21 +363,20 @@ class _Run:
         """With --checkpoint-dir, write the level just completed, then the manifest naming it
         (a run that stopped writes nothing more: resuming it redoes its last level)."""
         root = self.options.checkpoint_dir
-        if root is None or self.stopped_by is not None or not self.levels or not self.levels[-1].size:
+        if root is None or self.stopped_by is not None or not self.level_size:
             return
-        last = self.levels[-1]
-        store.write_level(self.session, root, depth, self.owned, last.parents, last.frontier)
+        store.write_level(self.session, root, depth, self.owned)
         store.write_manifest(root, {
             **self.identity,
             "depth": depth,
-            "sizes": [lv.sizes for lv in self.levels],
+            "level_size": self.level_size,
             "distinct": self.distinct,
             "generated": self.generated,
             "shuffle_bytes": self.shuffled,
             "initial": [list(s) for s in self.initial],
             "first": {str(k): list(v) for k, v in self.violations.first.items()},
             "counts": {str(k): v for k, v in self.violations.counts.items()},
-            "found_at": [[list(st), lv, ix] for st, (lv, ix) in self.found_at.items()],
+            "found_at": [[list(st), lv, rank] for st, (lv, rank) in self.found_at.items()],
         })
 
     def _resume(self, root: Path) -> int:
@@ -376,66 +384,28 @@ class _Run:
         m = store.read_manifest(root, self.identity)
         depth = int(m["depth"])
         self.distinct, self.generated, self.shuffled = m["distinct"], m["generated"], m["shuffle_bytes"]
+        self.level_size = m["level_size"]
         self.initial = [tuple(s) for s in m["initial"]]
         self.violations.first = {int(k): tuple(v) for k, v in m["first"].items()}
         self.violations.counts = {int(k): v for k, v in m["counts"].items()}
-        self.found_at = {tuple(st): (lv, ix) for st, lv, ix in m["found_at"]}
-        P = self.partitions
+        self.found_at = {tuple(st): (lv, rank) for st, lv, rank in m["found_at"]}
         self.owned = self._pin(store.load_owned(self.session, root, depth, self.job))
-        pinned = [self.owned]
-        for level, sizes in enumerate(m["sizes"], start=1):
-            parents = None if level == 1 else self._pin(store.load_ranks(self.session, root, level, P))
-            frontier = self._pin(store.load_frontier(self.session, root, level, P)) if level == depth else None
-            pinned += [r for r in (parents, frontier) if r is not None]
-            self.levels.append(_Level(sizes, frontier, parents))
-        stored = self.sc.union([r.mapPartitionsWithIndex(tasks.materialized) for r in pinned]).collect()
-        if [n for _, n in stored] != [1] * (len(pinned) * P):
+        stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
+        if [n for _, n in stored] != [1] * self.partitions:
             raise RuntimeError(f"kmc spark engine: the run in {root} does not load as one element per partition")
         self.resumed_at = depth
         return depth
 
     # -- counterexamples ---------------------------------------------------------------------
 
-    def _rank(self, level: _Level, index: int) -> int:
-        if level.local is not None:
-            parents, iids = level.local
-            return int(parents[index]) * self.step.count + int(iids[index])
-        p = level.slice_of(index)
-        local = index - level.offsets[p]
-        return self.sc.runJob(level.parents, partial(tasks.rank_at, local), [p])[0]
-
     def _paths(self) -> dict[State, tuple[State, list[int]]]:
         """For each violating state: its initial state and the instance ids leading to it,
-        looked up level by level in the executors."""
+        spelled by its path rank."""
         paths = {}
-        count = self.step.count
-        for state, (depth, index) in self.found_at.items():
-            path: list[int] = []
-            while depth > 0:
-                rank = self._rank(self.levels[depth], index)
-                path.append(rank % count)
-                index = rank // count
-                depth -= 1
-            paths[state] = (self.initial[index], path[::-1])
+        for state, (level, rank) in self.found_at.items():
+            init, steps = ranks_.path(rank, self.b0, self.b, level)
+            paths[state] = (self.initial[init], steps)
         return paths
-
-
-def _zip_single(a: Any, b: Any) -> Any:
-    """Two RDDs of one element per partition, zipped in the JVM as they are: RDD.zip would
-    re-serialize both sides first (an extra Python pass over the visited set every level)."""
-    from pyspark import RDD
-    from pyspark.serializers import PairDeserializer
-
-    return RDD(a._jrdd.zip(b._jrdd), a.ctx, PairDeserializer(a._jrdd_deserializer, b._jrdd_deserializer))
-
-
-def _cut_sizes(sizes: list[int], cut: int) -> list[int]:
-    """Slice sizes once a level is cut after `cut` states."""
-    out, left = [], cut
-    for s in sizes:
-        out.append(min(s, left))
-        left -= out[-1]
-    return out
 
 
 def _check_rebuildable(model: Model, invariants: list[Invariant]) -> None:

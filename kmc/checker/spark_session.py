@@ -132,3 +132,12 @@ def _package_zip() -> Path:
         for f in sorted(root.rglob("*.py")):
             z.write(f, f.relative_to(root.parent))
     return out
+
+
+def zip_single(a: Any, b: Any) -> Any:
+    """Two RDDs of one element per partition, zipped in the JVM as they are: RDD.zip would
+    re-serialize both sides first (an extra Python pass over the visited set every level)."""
+    from pyspark import RDD
+    from pyspark.serializers import PairDeserializer
+
+    return RDD(a._jrdd.zip(b._jrdd), a.ctx, PairDeserializer(a._jrdd_deserializer, b._jrdd_deserializer))

@@ -2,16 +2,16 @@
 
 `--checkpoint-dir DIR` writes, after each completed level L, one Parquet dataset
 DIR/level-LLLL/ with a row per (kind, partition, chunk): the level's new visited keys per
-owner partition (kind=keys), its ranks per slice (kind=ranks, what counterexamples are
-rebuilt from) and the level itself per slice (kind=frontier). Each row's payload is the
-partition's numpy arrays in NumPy's .npz format (arrays, not pickles: any numpy reads them).
+owner partition (kind=keys) and the level's states with their path ranks per owner
+(kind=frontier, kept for the last level only). Each row's payload is the partition's numpy
+arrays in NumPy's .npz format (arrays, not pickles: any numpy reads them).
 Then DIR/manifest.json is replaced atomically: what the driver knows (the run's identity, level
 sizes, counts, the violations found) and the last level written. A level is part of the run
 only once the manifest names it, so a driver that dies while writing loses at most that level.
 
 `--resume` reads the manifest, checks that it is the same run (model, settings, invariants,
-symmetry, partitions), rebuilds every owner's visited part from the keys of all levels, each
-level's ranks and the last frontier, and the search goes on from there: the results are those
+symmetry, partitions), rebuilds every owner's visited part from the keys of all levels and its share of the last
+level from that level's states, and the search goes on from there: the results are those
 of an uninterrupted run. DIR must be reachable by the driver and every executor at the same
 path (local disk for a local master, a shared mount on a cluster).
 """
@@ -31,6 +31,7 @@ import numpy as np
 
 from kmc.checker import spark_tasks as tasks
 from kmc.checker.keyset import Visited
+from kmc.checker.spark_session import zip_single
 from kmc.errors import BadInput
 
 FORMAT = 1
@@ -57,12 +58,8 @@ def _keys_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
     return {"sort_key": b.sort_key, **{f"extra{w}": e for w, e in enumerate(b.extras)}}
 
 
-def _ranks_arrays(element: tuple[np.ndarray, Any]) -> dict[str, np.ndarray]:
-    return {"ranks": element[0]}
-
-
-def _frontier_arrays(element: tuple[tasks.Part, Any]) -> dict[str, np.ndarray]:
-    return {"rows": element[0].rows, "ranks": element[0].ranks}
+def _frontier_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
+    return {**_keys_arrays(owned), "ranks": owned.new.ranks, "rows": owned.new.rows}
 
 
 def _decode(it: Iterable[tuple[int, tuple[int, int, bytes]]]) -> list[list[dict[str, np.ndarray]]]:
@@ -79,14 +76,12 @@ def _decode(it: Iterable[tuple[int, tuple[int, int, bytes]]]) -> list[list[dict[
 
 # -- writing -------------------------------------------------------------------------------
 
-def write_level(session: Any, root: Path, level: int, owned: Any, parents: Any | None, frontier: Any) -> None:
-    """One Parquet dataset for a completed level: its new keys, ranks and states."""
+def write_level(session: Any, root: Path, level: int, owned: Any) -> None:
+    """One Parquet dataset for a completed level: its new keys and its states, per owner."""
     from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
     parts = [owned.mapPartitionsWithIndex(partial(_encode, "keys", _keys_arrays)),
-             frontier.mapPartitionsWithIndex(partial(_encode, "frontier", _frontier_arrays))]
-    if parents is not None:
-        parts.append(parents.mapPartitionsWithIndex(partial(_encode, "ranks", _ranks_arrays)))
+             owned.mapPartitionsWithIndex(partial(_encode, "frontier", _frontier_arrays))]
     schema = StructType([StructField("kind", StringType(), False), StructField("partition", IntegerType(), False),
                          StructField("chunk", IntegerType(), False), StructField("data", BinaryType(), False)])
     frame = session.createDataFrame(session.sparkContext.union(parts), schema)
@@ -142,39 +137,25 @@ def _load(session: Any, root: Path, levels: list[int], kind: str, partitions: in
     return merged.partitionBy(partitions, tasks.same_partition).mapPartitions(_decode)
 
 
-def _owned(job: tasks.Job, it: Iterable[list[dict[str, np.ndarray]]]) -> list[tasks.Owned]:
-    """An owner's visited part from the keys of every level."""
+def _owned(job: tasks.Job, it: Iterable[tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]]
+           ) -> list[tasks.Owned]:
+    """An owner's visited part from the keys of every level, and its share of the last level."""
     step = tasks.step_for(job)
     fmt = step.fmt
-    stored = tasks.one(it)
+    stored, frontier = tasks.one(it)
     s = np.concatenate([a["sort_key"] for a in stored]) if stored else np.zeros(0, dtype=np.uint64)
     e = [np.concatenate([a[f"extra{w}"] for a in stored]).astype(dt) if stored else np.zeros(0, dtype=dt)
          for w, dt in enumerate(fmt.extra_dtypes)]
     order = np.lexsort([*reversed(e), s])
     visited = Visited(fmt)
     visited.merge(s[order], [x[order] for x in e], np.zeros(len(order), dtype=np.int64))
-    empty = tasks.Batch(s[:0], [x[:0] for x in e], np.zeros(0, dtype=np.int64),
-                        np.zeros((0, step.schema.width), dtype=step.dtype))
-    return [tasks.Owned(visited, empty)]
+    a = frontier[0]
+    level = tasks.Batch(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
+                        a["ranks"], a["rows"])
+    return [tasks.Owned(visited, level, tasks.Figures(len(level.rows), {}))]
 
 
 def load_owned(session: Any, root: Path, levels: int, job: tasks.Job) -> Any:
-    return _load(session, root, list(range(1, levels + 1)), "keys", job.partitions).mapPartitions(partial(_owned, job))
-
-
-def load_ranks(session: Any, root: Path, level: int, partitions: int) -> Any:
-    return _load(session, root, [level], "ranks", partitions).map(_as_parents)
-
-
-def load_frontier(session: Any, root: Path, level: int, partitions: int) -> Any:
-    return _load(session, root, [level], "frontier", partitions).map(_as_frontier)
-
-
-def _as_parents(group: list[dict[str, np.ndarray]]) -> tuple[np.ndarray, tasks.Slice]:
-    ranks = group[0]["ranks"] if group else np.zeros(0, dtype=np.int64)
-    return ranks, tasks.Slice(len(ranks), {})
-
-
-def _as_frontier(group: list[dict[str, np.ndarray]]) -> tuple[tasks.Part, tasks.Slice]:
-    a = group[0]
-    return tasks.Part(a["rows"], a["ranks"]), tasks.Slice(len(a["ranks"]), {})
+    keys = _load(session, root, list(range(1, levels + 1)), "keys", job.partitions)
+    frontier = _load(session, root, [levels], "frontier", job.partitions)
+    return zip_single(keys, frontier).mapPartitions(partial(_owned, job))

@@ -3,16 +3,13 @@ plain data, one element per partition, every array a numpy batch.
 
 A task gets the run's `Job` (the model by registry name and settings, the invariants by name)
 and rebuilds the level step from it (cached per Python worker: a cache, never state a later
-task depends on). Three kinds of partition element flow between the steps of a level:
+task depends on). Two kinds of data flow between the steps of a level:
 
-- `Part`, a slice of a level in BFS order: the states (rows) and their ranks;
-- `Batch`, candidate successors bound for one owner partition: canonical keys (sort key and
-  other words), global ranks and rows, deduplicated map-side;
-- `Owned`, an owner partition after a level: its part of the visited set and the states new
-  to it.
-
-Ranks are the scalar engine's order: a state of level L+1 has rank (index of its first
-parent in level L) x instances + instance id, the smallest over all the ways it is reached.
+- `Batch`: states with their canonical keys (sort key and other words), path ranks
+  (kmc/checker/spark_ranks.py) and rows; the candidates bound for one owner, deduplicated
+  map-side, or the states an owner found new in a level;
+- `Owned`: an owner partition after a level: its part of the visited set, the states new to
+  it (the next level's share it expands) and the figures the driver collects.
 """
 
 from __future__ import annotations
@@ -25,7 +22,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from kmc import registry
-from kmc.checker.keyset import Visited, first_occurrences, mix
+from kmc.checker import spark_ranks as ranks_
+from kmc.checker.keyset import Visited, mix
 from kmc.checker.levelstep import LevelStep, transpose
 
 U64 = np.uint64
@@ -50,6 +48,8 @@ class Job:
     invariants: tuple[str, ...]
     symmetry: bool
     partitions: int
+    b0: int  # rank bits of the initial index
+    b: int  # rank bits per step
     fault: Fault | None = None
 
 
@@ -60,17 +60,14 @@ def step_for(job: Job) -> LevelStep:
 
 
 @dataclass
-class Part:
-    rows: np.ndarray  # states x positions, in BFS order
-    ranks: np.ndarray  # int64, ascending
-
-
-@dataclass
 class Batch:
     sort_key: np.ndarray
     extras: list[np.ndarray]
-    ranks: np.ndarray
-    rows: np.ndarray
+    ranks: np.ndarray  # states x words, uint64: path ranks
+    rows: np.ndarray  # states x positions
+
+    def take(self, index: np.ndarray) -> Batch:
+        return Batch(self.sort_key[index], [e[index] for e in self.extras], self.ranks[index], self.rows[index])
 
     @property
     def nbytes(self) -> int:
@@ -79,7 +76,7 @@ class Batch:
 
 @dataclass
 class Expanded:
-    """Map-side figures of one frontier partition, sent to owner 0 with the batches."""
+    """Map-side figures of one partition's expansion, sent to owner 0 with the batches."""
 
     partition: int
     generated: int  # candidates before any deduplication
@@ -87,39 +84,30 @@ class Expanded:
 
 
 @dataclass
-class Owned:
-    visited: Visited
-    new: Batch
-    expanded: list[Expanded] = field(default_factory=list)  # owner 0 only
-    received: int = 0  # candidates that reached this owner after map-side deduplication
-
-
-@dataclass
 class Found:
-    """An invariant on one slice of a level: its first violating state (local index, row)
-    and how many states violate it."""
+    """An invariant on one owner's new states: the violating state of smallest rank, and how
+    many violate it."""
 
-    first: int
+    rank: int
     row: tuple[int, ...]
     count: int
 
 
 @dataclass
-class OwnerFigures:
-    """What an owner partition did in a level, sent on to slice 0 for the driver."""
+class Figures:
+    """What the driver learns of an owner after a level."""
 
-    expanded: list[Expanded]  # the map-side figures (owner 0 receives them all)
-    received: int  # candidates received after map-side deduplication
-    new_bytes: int  # bytes of the new states sent on to their slices
+    size: int  # states new to this owner
+    found: dict[int, Found]
+    expanded: list[Expanded] = field(default_factory=list)  # owner 0: every map-side figure
+    shuffled_bytes: int = 0
 
 
 @dataclass
-class Slice:
-    """Figures of a level's slice, for the driver."""
-
-    size: int
-    found: dict[int, Found]
-    owners: list[OwnerFigures] = field(default_factory=list)
+class Owned:
+    visited: Visited
+    new: Batch
+    figures: Figures
 
 
 def owner_of(sort_key: np.ndarray, partitions: int) -> np.ndarray:
@@ -157,164 +145,158 @@ def _maybe_fail(job: Job, level: int, index: int) -> None:
     raise RuntimeError(f"kmc test hook: task for partition {index} at level {level} fails on purpose")
 
 
-# -- step 1: expand a slice of the frontier, deduplicate map-side, route to owners -------------
+def first_by_key(batch: Batch) -> np.ndarray:
+    """For each distinct key of a batch, the index of its candidate of smallest rank, in
+    key order."""
+    if not len(batch.sort_key):
+        return np.zeros(0, dtype=np.int64)
+    cols = [*batch.ranks.T[::-1], *reversed(batch.extras), batch.sort_key]
+    order = np.lexsort(cols)
+    s = batch.sort_key[order]
+    start = np.empty(len(order), dtype=bool)
+    start[0] = True
+    np.not_equal(s[1:], s[:-1], out=start[1:])
+    for e in batch.extras:
+        x = e[order]
+        start[1:] |= x[1:] != x[:-1]
+    return order[start]
 
-def expand(job: Job, level: int, offsets: list[int], index: int, it: Iterable[tuple[Part, Any]]
-           ) -> Iterator[tuple[int, Any]]:
+
+# -- step 1: expand the states new to a partition, deduplicate map-side, route to owners -------
+
+def expand(job: Job, level: int, index: int, it: Iterable[Owned]) -> Iterator[tuple[int, Any]]:
+    """`level` is the level being expanded (its children are in level + 1)."""
     step = step_for(job)
-    part: Part = one(it)[0]
+    owned: Owned = one(it)
     _maybe_fail(job, level, index)
-    batch, generated = candidates(step, part, offsets[index])
+    batch, generated = candidates(job, step, owned.new, level)
     sent = 0
     if batch is not None:
         owners = owner_of(batch.sort_key, job.partitions)
-        order = np.argsort(owners, kind="stable")  # keeps each owner's keys in sort-key order
+        order = np.argsort(owners, kind="stable")  # keeps each owner's keys in key order
         bounds = np.searchsorted(owners[order], np.arange(job.partitions + 1))
         for o in range(job.partitions):
             sel = order[bounds[o]:bounds[o + 1]]
             if sel.size:
-                b = Batch(batch.sort_key[sel], [e[sel] for e in batch.extras], batch.ranks[sel], batch.rows[sel])
+                b = batch.take(sel)
                 sent += b.nbytes
                 yield o, b
     yield 0, Expanded(index, generated, sent)
 
 
-def candidates(step: LevelStep, part: Part, offset: int) -> tuple[Batch | None, int]:
-    """The distinct candidate successors of a slice starting at `offset` in its level, each
-    with its smallest global rank; and how many candidates there were before deduplication."""
-    if not len(part.rows):
+def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[Batch | None, int]:
+    """The distinct successors of some states of `level`, each with its smallest path rank;
+    and how many candidates there were before deduplication."""
+    if not len(states.rows):
         return None, 0
-    found = step.expand(step.block(part.rows))
+    found = step.expand(step.block(states.rows))
     if found is None:
         return None, 0
+    parents, iids = found.rank // step.count, found.rank % step.count
+    words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
+    child_ranks = ranks_.extend(states.ranks[parents], iids, job.b, words)
     sort_key, extras = step.fmt.split(found.canonical)
-    s, e, first = first_occurrences(sort_key, extras, found.rank)
-    rows = found.build(first).rows
-    return Batch(s, e, first + offset * step.count, rows), len(found.rank)
+    all_ = Batch(sort_key, extras, child_ranks, np.zeros((len(sort_key), 0), dtype=step.dtype))
+    keep = first_by_key(all_)
+    rows = found.build(found.rank[keep]).rows
+    return Batch(sort_key[keep], [e[keep] for e in extras], child_ranks[keep], rows), len(found.rank)
 
 
-def generated_up_to(job: Job, offset: int, last_rank: int, it: Iterable[tuple[Part, Any]]) -> list[int]:
-    """How many candidates of this slice have a global rank <= last_rank (where a run stops)."""
+def generated_up_to(job: Job, level: int, last: int, it: Iterable[Owned]) -> list[int]:
+    """How many candidates (before deduplication) the states of `level` held here give with
+    a rank <= last (where a run stops)."""
     step = step_for(job)
-    part: Part = one(it)[0]
-    found = step.expand(step.block(part.rows)) if len(part.rows) else None
+    states = one(it).new
+    found = step.expand(step.block(states.rows)) if len(states.rows) else None
     if found is None:
         return [0]
-    return [int(np.count_nonzero(found.rank + offset * step.count <= last_rank))]
+    words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
+    child = ranks_.extend(states.ranks[found.rank // step.count], found.rank % step.count, job.b, words)
+    return [ranks_.count_le(child, last)]
 
 
 # -- step 2: an owner merges what it received into its part of the visited set ----------------
 
-def own(job: Job, level: int, index: int, it: Iterable[tuple[Owned, list[Any]]]) -> list[Owned]:
+def own(job: Job, level: int, pending: tuple[int, ...], index: int, it: Iterable[tuple[Owned, list[Any]]]
+        ) -> list[Owned]:
+    """`level` is the level being built: the owner's new states, and their invariants."""
     step = step_for(job)
     held, received = one(it)
     visited: Visited = held.visited
     batches = [b for b in received if isinstance(b, Batch)]
     expanded = sorted((x for x in received if isinstance(x, Expanded)), key=lambda x: x.partition)
-    width = step.schema.width
+    words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level))
     if batches:
-        s = np.concatenate([b.sort_key for b in batches])
-        e = [np.concatenate([b.extras[w] for b in batches]) for w in range(len(step.fmt.extra_dtypes))]
-        ranks = np.concatenate([b.ranks for b in batches])
-        rows = np.concatenate([b.rows for b in batches])
+        got = Batch(np.concatenate([b.sort_key for b in batches]),
+                    [np.concatenate([b.extras[w] for b in batches]) for w in range(len(step.fmt.extra_dtypes))],
+                    np.concatenate([b.ranks for b in batches]), np.concatenate([b.rows for b in batches]))
     else:
-        s, e = np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes]
-        ranks, rows = np.zeros(0, dtype=np.int64), np.zeros((0, width), dtype=step.dtype)
-    ds, de, dmin = first_occurrences(s, e, ranks)
-    by_rank = np.argsort(ranks)
-    chosen = by_rank[np.searchsorted(ranks[by_rank], dmin)]  # the candidate giving each key its rank
-    known, pos = visited.find(ds, de)
+        got = empty(step, words)
+    distinct = got.take(first_by_key(got))
+    known, pos = visited.find(distinct.sort_key, distinct.extras)
     new = np.flatnonzero(~known)
-    visited.merge(ds[new], [x[new] for x in de], pos[new])
+    visited.merge(distinct.sort_key[new], [x[new] for x in distinct.extras], pos[new])
     _maybe_fail(job, level, index)
-    fresh = Batch(ds[new], [x[new] for x in de], dmin[new], rows[chosen[new]])
-    return [Owned(visited, fresh, expanded, len(s))]
+    fresh = distinct.take(new)
+    figures = evaluate(step, fresh, pending)
+    figures.expanded = expanded
+    figures.shuffled_bytes = sum(x.shuffled_bytes for x in expanded)
+    return [Owned(visited, fresh, figures)]
 
 
-def seed_owned(job: Job, index: int, it: Iterable[Batch]) -> list[Owned]:
-    """An owner's part of the visited set from the initial states routed to it."""
-    step = step_for(job)
-    b: Batch = one(it)
-    visited = Visited(step.fmt)
-    order = np.lexsort([*reversed(b.extras), b.sort_key])
-    visited.merge(b.sort_key[order], [x[order] for x in b.extras], np.zeros(len(order), dtype=np.int64))
-    return [Owned(visited, b)]
+def empty(step: LevelStep, words: int) -> Batch:
+    return Batch(np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes],
+                 np.zeros((0, words), dtype=U64), np.zeros((0, step.schema.width), dtype=step.dtype))
 
 
-# -- step 3: new states go to the slice of the next level their rank falls in ------------------
-
-def to_slices(job: Job, space: int, it: Iterable[Owned]) -> Iterator[tuple[int, Any]]:
-    """Route each new state to slice rank x partitions // space: slices are rank ranges, so
-    the level, slice after slice, is in rank order."""
-    owned: Owned = one(it)
-    b = owned.new
-    yield 0, OwnerFigures(owned.expanded, owned.received, b.ranks.nbytes + b.rows.nbytes)  # type: ignore[misc]
-    if not len(b.ranks):
-        return
-    target = (b.ranks * job.partitions) // space
-    order = np.argsort(target, kind="stable")
-    bounds = np.searchsorted(target[order], np.arange(job.partitions + 1))
-    for t in range(job.partitions):
-        sel = order[bounds[t]:bounds[t + 1]]
-        if sel.size:
-            yield t, (b.ranks[sel], b.rows[sel])
+def seed(job: Job, index: int, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]:
+    """An owner's part of the visited set (from keys) and of the last level (from states),
+    handed over by the driver."""
+    keys, level = one(it)
+    visited = Visited(step_for(job).fmt)
+    order = np.lexsort([*reversed(keys.extras), keys.sort_key])
+    visited.merge(keys.sort_key[order], [x[order] for x in keys.extras], np.zeros(len(order), dtype=np.int64))
+    return [Owned(visited, level, Figures(len(level.rows), {}))]
 
 
-def order_slice(job: Job, pending: tuple[int, ...], it: Iterable[tuple[int, Any]]) -> list[tuple[Part, Slice]]:
-    """A slice of the next level in rank order, with its invariants evaluated (slice 0 also
-    carries the owners' figures)."""
-    step = step_for(job)
-    got, owners = [], []
-    for _, payload in it:
-        (owners if isinstance(payload, OwnerFigures) else got).append(payload)
-    if got:
-        ranks = np.concatenate([r for r, _ in got])
-        rows = np.concatenate([rw for _, rw in got])
-        order = np.argsort(ranks)
-        part = Part(np.ascontiguousarray(rows[order]), ranks[order])
-    else:
-        part = Part(np.zeros((0, step.schema.width), dtype=step.dtype), np.zeros(0, dtype=np.int64))
-    figures = evaluate(step, part, pending)
-    figures.owners = owners
-    return [(part, figures)]
-
-
-def evaluate(step: LevelStep, part: Part, pending: Iterable[int], upto: int | None = None) -> Slice:
-    """Invariants `pending` on the first `upto` states of a slice (all by default)."""
-    rows = part.rows if upto is None else part.rows[:upto]
+def evaluate(step: LevelStep, states: Batch, pending: Iterable[int], upto: int | None = None) -> Figures:
+    """Invariants `pending` on some states (those of rank <= upto, with `upto`)."""
     found: dict[int, Found] = {}
-    if len(rows):
-        cols = transpose(rows)
+    if len(states.rows):
+        cols = transpose(states.rows)
         for k in pending:
             bad = step.violating(cols, k)
+            if upto is not None and bad.size:
+                bad = bad[[ranks_.count_le(states.ranks[i:i + 1], upto) == 1 for i in bad.tolist()]]
             if bad.size:
-                f = int(bad[0])
-                found[k] = Found(f, tuple(int(v) for v in rows[f]), int(bad.size))
-    return Slice(len(part.rows), found)
+                f = ranks_.smallest(states.ranks, bad)
+                found[k] = Found(ranks_.to_int(states.ranks[f]), tuple(int(v) for v in states.rows[f]), int(bad.size))
+    return Figures(len(states.rows), found)
 
 
-def count_violating(job: Job, k: int, upto: int, it: Iterable[tuple[Part, Slice]]) -> list[int]:
-    part, _ = one(it)
-    found = evaluate(step_for(job), part, [k], upto).found.get(k)
-    return [0 if found is None else found.count]
+# -- for the driver --------------------------------------------------------------------------
 
-
-def rank_at(local: int, it: Iterable[tuple[np.ndarray, Slice]]) -> list[int]:
-    ranks, _ = one(it)
-    return [int(ranks[local])]
-
-
-# -- figures for the driver ------------------------------------------------------------------
-
-def parents_of(element: tuple[Part, Slice]) -> tuple[np.ndarray, Slice]:
-    """What a level keeps of a slice once the next level is built: ranks, and figures."""
-    return element[0].ranks, element[1]
-
-
-def figures(index: int, it: Iterable[tuple[np.ndarray, Slice]]) -> list[tuple[int, Slice]]:
-    return [(index, one(it)[1])]
+def figures(index: int, it: Iterable[Owned]) -> list[tuple[int, Figures]]:
+    return [(index, one(it).figures)]
 
 
 def materialized(index: int, it: Iterable[Any]) -> list[tuple[int, int]]:
     """Computes (and so stores) a partition, and says how many elements it holds (one)."""
     return [(index, sum(1 for _ in it))]
+
+
+def up_to(job: Job, last: int, reports: tuple[int, ...], it: Iterable[Owned]) -> list[tuple[int, dict[int, int]]]:
+    """States new here with a rank <= last, and how many of them fail each report."""
+    states = one(it).new
+    kept = ranks_.count_le(states.ranks, last)
+    counts = {k: f.count for k, f in evaluate(step_for(job), states, reports, last).found.items()}
+    return [(kept, counts)]
+
+
+def sample(lo: int | None, hi: int | None, most: int, it: Iterable[Owned]) -> list[tuple[int, list[int]]]:
+    return [ranks_.Sorted(one(it).new.ranks).sample(lo, hi, most)]
+
+
+def counts_le(values: list[int], it: Iterable[Owned]) -> list[list[int]]:
+    s = ranks_.Sorted(one(it).new.ranks)
+    return [[s.count_le(v) for v in values]]

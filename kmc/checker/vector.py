@@ -181,13 +181,18 @@ class Search:
         concrete initial state."""
         paths = {}
         for state, (level, index) in self.found_at.items():
-            path: list[int] = []
-            while level > 0:
-                path.append(int(self.iids[level - 1][index]))
-                index = int(self.parents[level - 1][index])
-                level -= 1
-            paths[state] = (self.initial[index], path[::-1])
+            first, path = self.path_of(level, index)
+            paths[state] = (self.initial[first], path)
         return replay_paths(self.model, paths, "vector")
+
+    def path_of(self, level: int, index: int) -> tuple[int, list[int]]:
+        """(index of the initial state, instance ids) of the path to a state of a level."""
+        path: list[int] = []
+        while level > 0:
+            path.append(int(self.iids[level - 1][index]))
+            index = int(self.parents[level - 1][index])
+            level -= 1
+        return index, path[::-1]
 
 
 def replay_paths(model: Model, paths: dict[State, tuple[State, list[int]]], engine: str
