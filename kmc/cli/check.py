@@ -17,7 +17,7 @@ from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, write_atomic
 from kmc.cli.progress import run_with_progress
-from kmc.cli.spark_options import from_flags, spark_options
+from kmc.cli.spark_options import spark_options, take
 from kmc.model.core import Option
 from kmc.traces import itf, text
 
@@ -92,18 +92,12 @@ def run_check(
     time_limit: float | None = None,
     memory_limit: int | None = None,
     dump_graph: Path | None = None,
-    master: str | None = None,
-    partitions: int | None = None,
-    spark_conf: tuple[str, ...] = (),
-    checkpoint_dir: Path | None = None,
-    resume: bool = False,
-    spark_threshold: int | None = None,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     max_depth = _bmc_levels(engine, depth, max_depth, max_states, symmetry)
-    spark = from_flags(engine, master, partitions, spark_conf, checkpoint_dir, resume, spark_threshold)
+    spark = take(engine, settings)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)

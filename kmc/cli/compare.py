@@ -20,7 +20,7 @@ from kmc.cli.config import config_option
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import verdict_text
 from kmc.cli.progress import run_with_progress
-from kmc.cli.spark_options import from_flags
+from kmc.cli.spark_options import take
 from kmc.errors import BadInput
 from kmc.model.core import Option
 
@@ -100,17 +100,9 @@ def run_compare(
     time_limit: float | None = None,
     memory_limit: int | None = None,
     plot_path: Path | None = None,
-    master: str | None = None,
-    partitions: int | None = None,
-    spark_conf: tuple[str, ...] = (),
-    checkpoint_dir: Path | None = None,
-    resume: bool = False,
-    spark_threshold: int | None = None,
     **settings: Any,
 ) -> int:
-    if checkpoint_dir is not None or resume:
-        raise BadInput("--checkpoint-dir and --resume are for one run: use them with kmc check")
-    spark = from_flags(engine, master, partitions, spark_conf, None, False, spark_threshold)
+    spark = take(engine, settings, one_run=False)
     cls = registry.model_class(name)
     if plot_path is not None:
         plot.check_path(plot_path)

@@ -33,9 +33,15 @@ def spark_options() -> list[Any]:
     ]
 
 
-def from_flags(engine: str, master: str | None, partitions: int | None, spark_conf: tuple[str, ...],
-               checkpoint_dir: Path | None, resume: bool, threshold: int | None = None) -> SparkOptions | None:
-    """The Spark options the flags give, or None for the other engines (which take none)."""
+def take(engine: str, kw: dict[str, Any], *, one_run: bool = True) -> SparkOptions | None:
+    """Remove the Spark flags from a command's keyword arguments (the rest are the model's
+    settings) and give the options they make, or None for the other engines (which take none).
+    `one_run`: the command runs one check, so --checkpoint-dir and --resume make sense."""
+    master, partitions = kw.pop("master", None), kw.pop("partitions", None)
+    spark_conf, threshold = kw.pop("spark_conf", ()), kw.pop("spark_threshold", None)
+    checkpoint_dir, resume = kw.pop("checkpoint_dir", None), kw.pop("resume", False)
+    if not one_run and (checkpoint_dir is not None or resume):
+        raise BadInput("--checkpoint-dir and --resume are for one run: use them with kmc check")
     given = [flag for flag, value in [("--master", master), ("--partitions", partitions), ("--conf", spark_conf),
                                       ("--checkpoint-dir", checkpoint_dir), ("--resume", resume),
                                       ("--spark-threshold", threshold is not None)] if value]
