@@ -6,8 +6,9 @@ from typing import Any
 
 from kmc.invariants.common import type_ok
 from kmc.model.core import NONE, Invariant
-from kmc.model.transactions import (
-    ABORT, COMMIT, COMPLETE_ABORT, COMPLETE_COMMIT, DATA, ONGOING, PREPARE_ABORT, PREPARE_COMMIT, Transactions,
+from kmc.model.transactions import Transactions
+from kmc.model.transactions_view import (
+    ABORT, COMMIT, COMPLETE_ABORT, COMPLETE_COMMIT, DATA, ONGOING, PREPARE_ABORT, PREPARE_COMMIT,
 )
 
 
