@@ -11,3 +11,8 @@ class BadInput(Exception):
 
 class ReplayError(Exception):
     """A trace does not replay through the model: an engine bug, never a user error."""
+
+
+class ContractError(BadInput):
+    """A model or an invariant breaks the contract of kmc/model/core.py: the message names
+    the action or invariant, where it is defined, and what it did."""

@@ -17,7 +17,7 @@ def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
 def states_within(model: Model, steps: int) -> set[tuple[int, ...]]:
     """Every state reachable in at most `steps` steps, by a plain BFS independent of the engines:
     tests use it to confirm that a counterexample is shortest."""
-    from kmc.checker.scalar import ScalarModel
+    from kmc.semantics.scalar import ScalarModel
 
     sm = ScalarModel(model)
     seen = set(model.initial_states())
@@ -45,7 +45,7 @@ def spark_session():
     """One Spark session for every Spark test: 2 local cores, quiet logs, the settings kmc
     itself uses. `local[2,4]` is local[2] allowing 4 attempts per task, so that the
     failed-task test can watch Spark retry (local masters default to a single attempt)."""
-    from kmc.checker.spark_session import start
+    from kmc.engines.spark.session import start
 
     session = start("local[2,4]", partitions=2).session
     yield session

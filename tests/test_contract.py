@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kmc import registry
-from kmc.checker.contract import contract_problems
+from kmc.semantics.contract import contract_problems
 from kmc.model.core import Action, Field, Invariant, Model, Option, Param, Schema
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker import bfs, dfs
-from kmc.checker.search import Limits
+from kmc.engines.explicit import bfs
+from kmc.engines.explicit import dfs
+from kmc.engines.search import Limits
 from tests.conftest import build
 from tests.test_vector_parity import assert_same_run
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker.scalar import ScalarModel
+from kmc.semantics.scalar import ScalarModel
 from kmc.invariants.fetch import invariants as fetch_invariants
 from kmc.model.fetch import Fetch
 from kmc.traces.scenario import ScenarioError, run_scenario

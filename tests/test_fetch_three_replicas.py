@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker import vector
-from kmc.checker.search import Limits
+from kmc.engines.vector import engine as vector
+from kmc.engines.search import Limits
 from kmc.invariants.fetch import invariants as fetch_invariants
 from kmc.model.fetch import Fetch
 from kmc.registry import select

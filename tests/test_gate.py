@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kmc import registry
-from kmc.checker import bfs
+from kmc.engines.explicit import bfs
 from kmc.invariants.fetch import invariants as fetch_invariants
 from tests.gate_regression import UnfencedIsrFetch
 

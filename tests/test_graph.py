@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kmc import registry
-from kmc.checker import bfs
-from kmc.checker.scalar import ScalarModel
+from kmc.engines.explicit import bfs
+from kmc.semantics.scalar import ScalarModel
 from kmc.registry import select
 
 SMALL = ["replication", "--mode", "hw", "--max-leader-epoch", "1"]
@@ -66,7 +66,7 @@ def test_dot_and_bad_input(run_kmc, tmp_path: Path, dumped: Path, monkeypatch: p
     rc, _, err = run_kmc("check", *SMALL, "--quiet", "--dump-graph", str(tmp_path / "g.png"))
     assert rc == 2 and "must end in .graphml or .dot" in err
     big = tmp_path / "big.graphml"
-    monkeypatch.setattr("kmc.checker.graph.DEFAULT_CAP", 100)
+    monkeypatch.setattr("kmc.engines.explicit.graph.DEFAULT_CAP", 100)
     rc, _, err = run_kmc("check", *SMALL, "--quiet", "--no-invariants", "--dump-graph", str(big))
     assert rc == 2 and "more than 100 states" in err and not big.exists()
     rc, _, _ = run_kmc("check", *SMALL, "--quiet", "--no-invariants", "--max-states", "50", "--dump-graph", str(big))

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from kmc import registry
-from kmc.checker import engines
-from kmc.checker.search import Limits
+from kmc.engines import run as engines
+from kmc.engines.run import check as kmc_check
+from kmc.engines.search import Limits
 from kmc.cli.progress import remaining_states
 
 BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no engine finishes it in seconds
@@ -26,7 +27,7 @@ def test_time_limit_ends_every_engine_cleanly(engine: str, request: pytest.Fixtu
         request.getfixturevalue("spark_session")  # the shared session, not one of its own
     model, invariants = registry.build("fetch", mode="epoch", replicas=3)
     started = time.perf_counter()
-    result = engines.run(engine, model, invariants, Limits(keep_going=True, time_limit=0.3))
+    result = kmc_check(model, invariants, engine=engine, limits=Limits(keep_going=True, time_limit=0.3))
     assert time.perf_counter() - started < 30
     assert result.stopped_by == "time-limit" and result.complete is False
     safety = [v for v in result.invariants.values() if not v.report]
@@ -38,7 +39,7 @@ def test_memory_limit_ends_every_engine_cleanly(engine: str, request: pytest.Fix
     if engine == "spark":
         request.getfixturevalue("spark_session")
     model, invariants = registry.build("replication", mode="kip320")
-    result = engines.run(engine, model, invariants, Limits(memory_limit=1))  # already above one byte
+    result = kmc_check(model, invariants, engine=engine, limits=Limits(memory_limit=1))  # already above one byte
     assert result.stopped_by == "memory-limit" and result.complete is False
     assert all(v.holds is None for v in result.invariants.values())
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmc.checker.packing import Packing
+from kmc.engines.vector.packing import Packing
 from kmc.errors import BadInput
 from tests.conftest import build
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker import bfs, dfs
+from kmc.engines.explicit import bfs
+from kmc.engines.explicit import dfs
 from tests.conftest import build
 
 TLC = {

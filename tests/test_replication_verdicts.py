@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker import bfs
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits
+from kmc.engines.explicit import bfs
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build, states_within

@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 
 from conftest import build
-from kmc.checker import engines
-from kmc.checker.result import CheckResult
-from kmc.checker.search import Limits
-from kmc.checker.spark import SparkOptions
-from kmc.checker.spark_tasks import Fault
+from kmc.engines import run as engines
+from kmc.engines.run import check as kmc_check
+from kmc.engines.result import CheckResult
+from kmc.engines.search import Limits
+from kmc.engines.spark.engine import SparkOptions
+from kmc.engines.spark.tasks import Fault
 
 LOCAL = SparkOptions(master="local[2]", partitions=2, threshold=0)  # every level on Spark
 
@@ -47,8 +48,8 @@ CONFIGS = [
                          ids=[f"{n}-{'-'.join(map(str, s.values()))}-{i}" for i, (n, s, _) in enumerate(CONFIGS)])
 def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, Any], limits: Limits) -> None:
     model, invariants = build(name, **settings)
-    vector = engines.run("vector", model, invariants, limits)
-    spark = engines.run("spark", model, invariants, limits, spark_options=LOCAL)
+    vector = kmc_check(model, invariants, engine="vector", limits=limits)
+    spark = kmc_check(model, invariants, engine="spark", limits=limits, spark=LOCAL)
     assert outcome(spark) == outcome(vector)
     assert spark.engine_stats["partitions"] == 2
 
@@ -57,9 +58,9 @@ def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_p
     model, invariants = build("fetch", mode="hw")
     marker = tmp_path / "failed-once"
     faulty = SparkOptions(master="local[2]", partitions=2, threshold=0, fault=Fault(level=4, partition=1, marker=str(marker)))
-    spark = engines.run("spark", model, invariants, Limits(keep_going=True), spark_options=faulty)
+    spark = kmc_check(model, invariants, engine="spark", limits=Limits(keep_going=True), spark=faulty)
     assert marker.exists()  # the task did fail once
-    assert outcome(spark) == outcome(engines.run("vector", model, invariants, Limits(keep_going=True)))
+    assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector", limits=Limits(keep_going=True)))
 
 
 def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:
@@ -80,9 +81,9 @@ def test_spark_takes_over_from_the_vector_engine_mid_run(spark_session: Any, nam
                                                          limits: Limits) -> None:
     """Below --spark-threshold levels run in-process; the run goes on in Spark from there."""
     model, invariants = build(name, **settings)
-    vector = engines.run("vector", model, invariants, limits)
+    vector = kmc_check(model, invariants, engine="vector", limits=limits)
     handoff = SparkOptions(master="local[2]", partitions=2, threshold=1000)
-    spark = engines.run("spark", model, invariants, limits, spark_options=handoff)
+    spark = kmc_check(model, invariants, engine="spark", limits=limits, spark=handoff)
     assert outcome(spark) == outcome(vector)
     assert spark.engine_stats["in_process_levels"] > 1 and spark.engine_stats["levels"] > 1
 

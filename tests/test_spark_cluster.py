@@ -28,9 +28,10 @@ from typing import Any
 import pytest
 
 from conftest import build
-from kmc.checker import engines
-from kmc.checker.search import Limits
-from kmc.checker.spark_session import _LOG4J2
+from kmc.engines import run as engines
+from kmc.engines.run import check as kmc_check
+from kmc.engines.search import Limits
+from kmc.engines.spark.session import _LOG4J2
 
 REPO = Path(__file__).resolve().parents[1]
 READY_SECONDS = 90  # a cold JVM start on a loaded 2-core machine takes 5-20 s per process
@@ -156,14 +157,14 @@ def _kmc(c: Cluster, argv: list[str], probe: bool = False) -> tuple[dict[str, An
 # from, then runs the kmc CLI in the same application (start() reuses the active session).
 _PROBE = """
 import json, sys
-from kmc.checker.spark_session import start
+from kmc.engines.spark.session import start
 from kmc.cli.main import main
 
 sc = start(sys.argv[1], 2).session.sparkContext
 
 def where(_):
-    import kmc.checker.spark_tasks
-    return kmc.checker.spark_tasks.__file__
+    import kmc.engines.spark.tasks
+    return kmc.engines.spark.tasks.__file__
 
 print(json.dumps(sorted(set(sc.parallelize(range(4), 2).map(where).collect()))), flush=True)
 sys.exit(main(sys.argv[2:]))
@@ -180,7 +181,7 @@ def _check_equals_vector(c: Cluster, name: str, flags: list[str], settings: dict
     assert got["engine"] == "spark"
     assert got["engine_stats"]["master"] == c.url and got["engine_stats"]["partitions"] == 2
     model, invariants = build(name, **settings)
-    vector = engines.run("vector", model, invariants, Limits())
+    vector = kmc_check(model, invariants, engine="vector", limits=Limits())
     expected = _figures(vector.distinct_states, vector.depth,
                         {n: (v.holds, None if v.trace is None else v.trace.length) for n, v in vector.invariants.items()})
     spark = _figures(got["distinct_states"], got["depth"],

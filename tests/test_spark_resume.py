@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import build
-from kmc.checker import engines
-from kmc.checker.search import Limits
+from kmc.engines import run as engines
+from kmc.engines.run import check as kmc_check
+from kmc.engines.search import Limits
 
 KMC = str(Path(sys.executable).parent / "kmc")
 RUN = ["check", "fetch", "--mode", "hw", "--continue", "--engine", "spark", "--master", "local[2]",
@@ -60,6 +61,6 @@ def test_resume_after_the_driver_is_killed_gives_the_uninterrupted_numbers(tmp_p
     assert got["engine_stats"]["resumed_at"] == killed_at
 
     model, invariants = build("fetch", mode="hw")
-    want = engines.run("vector", model, invariants, Limits(keep_going=True)).to_json()
+    want = kmc_check(model, invariants, engine="vector", limits=Limits(keep_going=True)).to_json()
     for key in ("distinct_states", "generated_states", "depth", "complete", "stopped_by", "invariants"):
         assert got[key] == want[key], key

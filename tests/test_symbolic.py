@@ -10,10 +10,11 @@ import pytest
 import z3
 
 from kmc import registry
-from kmc.checker import induction, vector
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits
-from kmc.checker.symbolic import SymbolicModel, new_solver
+from kmc.engines.symbolic import induction
+from kmc.engines.vector import engine as vector
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits
+from kmc.engines.symbolic.encoding import SymbolicModel, new_solver
 from kmc.errors import ReplayError
 from kmc.registry import select
 from tests.conftest import build, states_within

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from kmc.checker import bmc, vector
-from kmc.checker.search import Limits
+from kmc.engines.symbolic import bmc
+from kmc.engines.vector import engine as vector
+from kmc.engines.search import Limits
 from kmc.traces.replay import replay
 from tests.conftest import build
 

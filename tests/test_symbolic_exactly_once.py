@@ -16,8 +16,10 @@ from __future__ import annotations
 import pytest
 
 from kmc import registry
-from kmc.checker import bmc, induction, vector
-from kmc.checker.search import Limits
+from kmc.engines.symbolic import bmc
+from kmc.engines.symbolic import induction
+from kmc.engines.vector import engine as vector
+from kmc.engines.search import Limits
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build

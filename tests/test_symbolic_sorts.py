@@ -11,10 +11,10 @@ from typing import Any, Callable
 import pytest
 import z3
 
-from kmc.checker.backends import Scalar
-from kmc.checker.result import Progress
-from kmc.checker.symbolic_backend import Symbolic, as_int, to_z3_bool
-from kmc.checker.symbolic_value import Sym
+from kmc.semantics.scalar import Scalar
+from kmc.engines.result import Progress
+from kmc.semantics.symbolic import Symbolic, as_int, to_z3_bool
+from kmc.semantics.symbolic_value import Sym
 from kmc.cli.progress import ProgressPrinter
 
 X = Symbolic(5)

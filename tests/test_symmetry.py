@@ -8,11 +8,13 @@ import math
 import numpy as np
 import pytest
 
-from kmc.checker import bfs, dfs, vector
-from kmc.checker.packing import Packing
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits
-from kmc.checker.symmetry import Symmetry, lexmin
+from kmc.engines.explicit import bfs
+from kmc.engines.explicit import dfs
+from kmc.engines.vector import engine as vector
+from kmc.engines.vector.packing import Packing
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits
+from kmc.engines.vector.symmetry import Symmetry, lexmin
 from kmc.errors import BadInput
 from kmc.model.core import Action, Field, Invariant, Model, Option, Param, Schema
 from kmc.registry import select

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from kmc import registry
-from kmc.checker import bfs
-from kmc.checker.search import Limits
+from kmc.engines.explicit import bfs
+from kmc.engines.search import Limits
 from kmc.traces import itf, mermaid, sequence
 
 

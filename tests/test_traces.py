@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kmc.checker import bfs, dfs
+from kmc.engines.explicit import bfs
+from kmc.engines.explicit import dfs
 from kmc.errors import ReplayError
 from kmc.registry import select
 from kmc.traces import itf, text

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from kmc.checker import bfs, vector
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits
+from kmc.engines.explicit import bfs
+from kmc.engines.vector import engine as vector
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits
 from kmc.invariants.transactions import invariants as transaction_invariants
 from kmc.model.transactions import Transactions
 from kmc.registry import select

@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kmc.checker.backends import SCALAR, Vector
+from kmc.semantics.scalar import SCALAR
+from kmc.semantics.vector import Vector
 
 X = Vector(np.int16)
 N = 6

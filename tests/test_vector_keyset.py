@@ -11,9 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kmc.checker import bfs, keyset, vector
-from kmc.checker.keyset import KeyFormat, Visited, first_occurrences
-from kmc.checker.search import Limits
+from kmc.engines.explicit import bfs
+from kmc.engines.vector import keyset
+from kmc.engines.vector import engine as vector
+from kmc.engines.vector.keyset import KeyFormat, Visited, first_occurrences
+from kmc.engines.search import Limits
 from kmc.registry import select
 from tests.conftest import build
 

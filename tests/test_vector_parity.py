@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from kmc.checker import bfs, vector
-from kmc.checker.result import CheckResult
-from kmc.checker.search import Limits
+from kmc.engines.explicit import bfs
+from kmc.engines.vector import engine as vector
+from kmc.engines.result import CheckResult
+from kmc.engines.search import Limits
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from kmc import registry
-from kmc.checker import engines
-from kmc.checker.result import CheckResult, Verdict
+from kmc.engines import run as engines
+from kmc.engines.result import CheckResult, Verdict
 from kmc.cli.tomlfile import TomlFile, type_name
 from kmc.errors import BadInput
 

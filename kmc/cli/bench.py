@@ -27,11 +27,11 @@ from rich.console import Console
 from rich.table import Table
 
 from kmc import registry
-from kmc.checker import engines
-from kmc.checker.packing import Packing
-from kmc.checker.result import CheckResult
-from kmc.checker.search import Limits
-from kmc.checker.spark import SparkOptions
+from kmc.engines.run import check as kmc_check
+from kmc.engines.vector.packing import Packing
+from kmc.engines.result import CheckResult
+from kmc.engines.search import Limits
+from kmc.engines.spark.engine import SparkOptions
 from kmc.cli.progress import ProgressPrinter
 from kmc.errors import BadInput
 
@@ -138,9 +138,9 @@ def run_one(cfg: Config, scalar_max_states: int, quiet: bool, spark: SparkOption
     def run(engine: str, max_states: int | None) -> CheckResult:
         printer = ProgressPrinter(f"{cfg.name} {engine}", quiet=quiet)
         try:
-            return engines.run(engine, model, invariants,
-                               Limits(max_states, keep_going=True, symmetry=cfg.symmetry), printer,
-                               spark_options=spark)
+            return kmc_check(model, invariants, engine=engine, progress=printer,
+                             limits=Limits(max_states, keep_going=True, symmetry=cfg.symmetry),
+                             spark=spark if engine == "spark" else None)
         finally:
             printer.done()
 

@@ -9,8 +9,8 @@ from typing import Any
 import click
 
 from kmc import registry
-from kmc.checker import engines
-from kmc.checker.search import Limits
+from kmc.engines import run as engines
+from kmc.engines.search import Limits
 from kmc.cli import graph
 from kmc.cli.config import config_option
 from kmc.cli.limits import limit_options

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from kmc import registry
-from kmc.checker.result import CheckResult
-from kmc.checker.search import Limits
+from kmc.engines.result import CheckResult
+from kmc.engines.search import Limits
 from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
 from kmc.cli import plot
 from kmc.cli.config import config_option

@@ -16,9 +16,9 @@ from pathlib import Path
 import click
 
 from kmc import registry
-from kmc.checker import engines
-from kmc.checker.result import CheckResult
-from kmc.checker.search import Limits
+from kmc.engines import run as engines
+from kmc.engines.result import CheckResult
+from kmc.engines.search import Limits
 from kmc.cli import baseline as bl
 from kmc.cli import junit
 from kmc.cli.config import config_option

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from kmc import registry
-from kmc.checker import engines
+from kmc.engines import run as engines
 
 
 @click.command("list")

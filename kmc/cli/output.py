@@ -6,7 +6,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from kmc.checker.result import CheckResult, Verdict
+from kmc.engines.result import CheckResult, Verdict
 
 
 def summary(result: CheckResult) -> str:

@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 from typing import Any, Sequence
 
-from kmc.checker.result import CheckResult, Verdict
+from kmc.engines.result import CheckResult, Verdict
 from kmc.cli.output import write_atomic
 from kmc.errors import BadInput
 

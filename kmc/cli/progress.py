@@ -17,12 +17,11 @@ from typing import Any, Sequence
 
 import click
 
-from kmc.checker import engines
-from kmc.checker.result import CheckResult, Progress, current_memory_bytes, peak_memory_bytes
-from kmc.checker.search import Limits
-from kmc.checker.spark import SparkOptions
+from kmc.engines import run
+from kmc.engines.result import CheckResult, Progress, current_memory_bytes, peak_memory_bytes
+from kmc.engines.search import Limits
+from kmc.engines.spark.engine import SparkOptions
 from kmc.model.core import Invariant, Model
-from kmc.traces.replay import replay
 
 
 def remaining_states(levels: Sequence[int]) -> float | None:
@@ -133,19 +132,13 @@ def run_with_progress(
     engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, *, quiet: bool,
     spark: SparkOptions | None = None,
 ) -> CheckResult:
-    """Run an engine with progress on stderr, then replay every trace it returns: an engine
-    bug, never a wrong trace, reaches users."""
+    """`kmc.check` with progress on stderr, and the statistics of the levels done on Ctrl-C."""
     printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet, levels=engine != "dfs")
     try:
-        result = engines.run(engine, model, invariants, limits, printer, spark_options=spark)
+        return run.check(model, invariants, engine=engine, limits=limits, progress=printer, spark=spark)
     except KeyboardInterrupt:
         printer.done()
         click.echo(printer.interrupted(), err=True)
         raise
     finally:
         printer.done()
-    for inv in invariants:
-        trace = result.invariants[inv.name].trace
-        if trace is not None:
-            replay(trace, inv)
-    return result

@@ -1,4 +1,4 @@
-"""`kmc prove MODEL --invariant NAME`: k-induction with z3 (kmc/checker/induction.py).
+"""`kmc prove MODEL --invariant NAME`: k-induction with z3 (kmc/engines/symbolic/induction.py).
 
 Exit codes: 0 proved, 12 counterexample (a real run violates the invariant or a lemma),
 10 not proved (not inductive at the largest k tried, or the solver ran out of time),
@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from kmc import registry
-from kmc.checker.induction import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, Proof, prove as run_prove
+from kmc.engines.symbolic.induction import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, Proof, prove as run_prove
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.model.core import Invariant, Model, Option
 from kmc.traces import text

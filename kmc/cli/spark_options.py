@@ -8,8 +8,8 @@ from typing import Any
 
 import click
 
-from kmc.checker.spark import DEFAULT_THRESHOLD, SparkOptions
-from kmc.checker.spark_session import DEFAULT_MASTER, parse_conf
+from kmc.engines.spark.engine import DEFAULT_THRESHOLD, SparkOptions
+from kmc.engines.spark.session import DEFAULT_MASTER, parse_conf
 from kmc.errors import BadInput
 
 

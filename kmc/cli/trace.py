@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kmc import registry
-from kmc.checker.scalar import ScalarModel
+from kmc.semantics.scalar import ScalarModel
 from kmc.cli.output import write_atomic
 from kmc.errors import BadInput, ReplayError
 from kmc.model.core import Invariant, Model

@@ -3,7 +3,7 @@
 A model is a finite state machine over named integer fields. A concrete state is a flat
 tuple of ints laid out by the model's Schema. Actions and invariants read a state through a
 *view* (`s.hw[r]`, `s.log_id[r][o]`) and compute with Python operators on those values and
-with the lifted operations of a backend `X` (see kmc/checker/backends.py), so that the same
+with the lifted operations of a backend `X` (see kmc/semantics/), so that the same
 code runs on Python ints, numpy columns and z3 terms. Plain `if`, `and`, `or`, `min`, `max`
 are for concrete parameters and constants only.
 
@@ -281,7 +281,7 @@ class Option:
 
 
 class Backend(Protocol):
-    """The lifted operations every backend provides (kmc/checker/backends.py)."""
+    """The lifted operations every backend provides (kmc/semantics/)."""
 
     def ite(self, c: Any, a: Any, b: Any) -> Any: ...
     def and_(self, *xs: Any) -> Any: ...

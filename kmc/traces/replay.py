@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kmc.checker.scalar import ScalarModel
+from kmc.semantics.scalar import ScalarModel
 from kmc.errors import ReplayError
 from kmc.model.core import Invariant
 from kmc.traces.trace import Trace

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from kmc.checker.scalar import ScalarModel
+from kmc.semantics.scalar import ScalarModel
 from kmc.errors import BadInput
 from kmc.model.core import Instance, Model
 from kmc.traces.trace import Step, Trace

@@ -22,9 +22,9 @@ from typing import Any, Sequence
 
 import z3
 
-from kmc.checker.result import CheckResult, Progress, Verdict, peak_memory_bytes
-from kmc.checker.search import Limits, ProgressHook
-from kmc.checker.symbolic import SymbolicModel, new_solver
+from kmc.engines.result import CheckResult, Progress, Verdict, peak_memory_bytes
+from kmc.engines.search import Limits, ProgressHook
+from kmc.engines.symbolic.encoding import SymbolicModel, new_solver
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 from kmc.traces.replay import replay

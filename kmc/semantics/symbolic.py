@@ -1,7 +1,7 @@
 """The lifted operations over z3 terms: the fourth interpretation of model code.
 
 A field is a z3 signed bit-vector (or a Python int when it is a constant), wrapped as a `Sym`
-(kmc/checker/symbolic_value.py) so that Python operators in model code bring their operands
+(kmc/semantics/symbolic_value.py) so that Python operators in model code bring their operands
 to one sort; comparisons give z3 `Bool`s (or Python bools between constants). Every operation folds constants the way `Scalar` would,
 so a guard that does not depend on the state stays a Python bool and costs the solver nothing.
 
@@ -12,7 +12,7 @@ not replay. Booleans used as values (an effect writing `X.and_(...)` into a 0/1 
 0/1 integers.
 
 z3 itself refuses `bool()` on most terms, but returns a structural answer for `a == b`;
-the symbolic engines therefore run the contract check (kmc/checker/contract.py, the tracing
+the symbolic engines therefore run the contract check (kmc/semantics/contract.py, the tracing
 backend) on a model before encoding it, which refuses every data-dependent branch by name.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Iterable, Sequence
 
 import z3
 
-from kmc.checker.symbolic_value import numbers, raw, resize, to_bv, wrap
+from kmc.semantics.symbolic_value import numbers, raw, resize, to_bv, wrap
 
 
 def is_term(x: Any) -> bool:

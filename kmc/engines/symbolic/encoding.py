@@ -7,7 +7,7 @@ integer per step: `sel = k` says instance k fired. It is encoded functionally, p
 position: t[p] is the value the selected instance writes to p, or s[p] when it writes
 nothing there, which is the same relation with far fewer clauses than one frame per
 instance. The guards and effects are the model's own code, run once per state over the
-`Symbolic` backend (kmc/checker/symbolic_backend.py).
+`Symbolic` backend (kmc/semantics/symbolic.py).
 
 States reached from an initial state are determined by the selectors, so bounded model
 checking needs no range constraints (and finds a field leaving its range as a violation of
@@ -21,10 +21,10 @@ from typing import Any, Sequence
 
 import z3
 
-from kmc.checker.backends import DataDependentBranch
-from kmc.checker.contract import contract_problems
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.symbolic_backend import Symbolic, as_int, width_for, is_term, to_z3_bool
+from kmc.semantics.tracing import DataDependentBranch
+from kmc.semantics.contract import contract_problems
+from kmc.semantics.scalar import ScalarModel
+from kmc.semantics.symbolic import Symbolic, as_int, width_for, is_term, to_z3_bool
 from kmc.errors import BadInput, ReplayError
 from kmc.model.core import Instance, Invariant, Model, State
 from kmc.traces.trace import Step, Trace

@@ -29,9 +29,9 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from kmc.checker import spark_tasks as tasks
-from kmc.checker.keyset import Visited
-from kmc.checker.spark_session import zip_single
+from kmc.engines.spark import tasks
+from kmc.engines.vector.keyset import Visited
+from kmc.engines.spark.session import zip_single
 from kmc.errors import BadInput
 
 FORMAT = 1

@@ -24,9 +24,9 @@ from typing import Sequence
 
 import numpy as np
 
-from kmc.checker.backends import SCALAR
-from kmc.checker.packing import Layout, Packing
-from kmc.checker.scalar import ScalarModel
+from kmc.semantics.scalar import SCALAR
+from kmc.engines.vector.packing import Layout, Packing
+from kmc.semantics.scalar import ScalarModel
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, Schema, State
 

@@ -3,7 +3,7 @@
 Level by level in a deterministic order (initial states, then instance order), so the first
 state found violating an invariant lies at the smallest depth: its trace is a shortest
 counterexample. States are dictionary keys, compared exactly: no fingerprint collisions.
-With symmetry, a state is stored under its canonical form (kmc/checker/symmetry.py) but the
+With symmetry, a state is stored under its canonical form (kmc/engines/vector/symmetry.py) but the
 search goes on from the concrete state found first, so traces stay concrete.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from kmc.checker.result import CheckResult, Progress
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker import symmetry
+from kmc.engines.result import CheckResult, Progress
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits, ProgressHook, Violations, finish
+from kmc.engines.vector import symmetry
 from kmc.model.core import Invariant, Model, State
 
 

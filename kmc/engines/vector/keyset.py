@@ -1,6 +1,6 @@
 """Sets of exact packed keys: first occurrences in a batch, and the sorted visited set.
 
-A key is one or more uint64 words (kmc/checker/packing.py). Everything here sorts and
+A key is one or more uint64 words (kmc/engines/vector/packing.py). Everything here sorts and
 searches on one 64-bit *sort key* per state: the word itself when a key is one word; with
 more words, the first word XOR a bijective mix of the others. The other words are kept
 alongside (as uint32 when they fit), so (sort key, other words) determines the key exactly

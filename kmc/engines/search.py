@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from kmc.checker.result import CheckResult, Progress, Verdict, current_memory_bytes, peak_memory_bytes
+from kmc.engines.result import CheckResult, Progress, Verdict, current_memory_bytes, peak_memory_bytes
 from kmc.model.core import Invariant, Model, State
 from kmc.traces.trace import ParentOf, rebuild
 
@@ -21,7 +21,7 @@ class Limits:
     max_states: int | None = None
     max_depth: int | None = None
     keep_going: bool = False  # explore on after a violation: every invariant its own trace
-    symmetry: bool = False  # states equal up to renaming replicas count once (kmc/checker/symmetry.py)
+    symmetry: bool = False  # states equal up to renaming replicas count once (kmc/engines/vector/symmetry.py)
     time_limit: float | None = None  # seconds of search, checked between levels (dfs: every few thousand states)
     memory_limit: int | None = None  # bytes of resident memory, checked with the time
 

@@ -2,19 +2,19 @@
 each level, with the visited set partitioned by key across the executors.
 
 Partitioning (as in parallel Murphi and distributed TLC): every state is owned by the
-partition its canonical key hashes to (kmc/checker/spark_tasks.owner_of). An owner keeps its
+partition its canonical key hashes to (kmc/engines/spark_tasks.owner_of). An owner keeps its
 part of the visited set (one sorted key array) and the states of the last level it found new.
 Each BFS level is one shuffle between two steps, each one Python task per partition over
 numpy batches:
 
-1. expand: each owner runs the level step (kmc/checker/levelstep.py) on its states of the
+1. expand: each owner runs the level step (kmc/engines/vector/levelstep.py) on its states of the
    level, deduplicates the candidates map-side (each key once, with its smallest path rank)
    and sends one batch per owner partition (the only shuffle);
 2. own: each owner lines up what it received with its part of the visited set (the same
    partitioner on both sides, so a `zip` and no join), keeps each key's smallest rank, drops
    the visited keys, merges the new ones in and evaluates the invariants on its new states.
 
-A path rank (kmc/checker/spark_ranks.py) is a state's smallest path from an initial state
+A path rank (kmc/engines/spark/ranks.py) is a state's smallest path from an initial state
 written as a number, so ranks order each level exactly as the scalar and vector engines do:
 the first violation is the violating state of smallest rank, the same state they report, and
 its rank spells the counterexample, which is replayed through the scalar backend. The driver
@@ -24,7 +24,7 @@ and loops over levels.
 Every level's owner partitions are persisted and checkpointed locally (lineage cut at each
 level); a task that fails is retried by Spark from the previous level's stored partitions,
 with the same result. With a checkpoint directory each completed level is also written as
-Parquet (kmc/checker/spark_store.py), so a run whose driver died can be resumed. Below
+Parquet (kmc/engines/spark/store.py), so a run whose driver died can be resumed. Below
 --spark-threshold states, levels run in-process through the vector engine first.
 """
 
@@ -40,17 +40,17 @@ from typing import Any, Sequence
 import numpy as np
 
 from kmc import registry
-from kmc.checker import spark_ranks as ranks_
-from kmc.checker import spark_store as store
-from kmc.checker import spark_tasks as tasks
-from kmc.checker import vector
-from kmc.checker.keyset import first_occurrences
-from kmc.checker.levelstep import LevelStep
-from kmc.checker.result import CheckResult, Progress
-from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker.spark_session import DEFAULT_MASTER, start, zip_single
-from kmc.checker.symmetry import lexmin
-from kmc.checker.vector import replay_paths
+from kmc.engines.spark import ranks as ranks_
+from kmc.engines.spark import store
+from kmc.engines.spark import tasks
+from kmc.engines.vector import engine as vector
+from kmc.engines.vector.keyset import first_occurrences
+from kmc.engines.vector.levelstep import LevelStep
+from kmc.engines.result import CheckResult, Progress
+from kmc.engines.search import Limits, ProgressHook, Violations, finish
+from kmc.engines.spark.session import DEFAULT_MASTER, start, zip_single
+from kmc.engines.vector.symmetry import lexmin
+from kmc.engines.vector.engine import replay_paths
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 

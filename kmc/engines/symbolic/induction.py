@@ -5,7 +5,7 @@ schema's ranges are an implicit lemma: induction starts from arbitrary states, a
 in-range ones are states of the model). For k = 1, 2, ..., K:
 
 - base case: no run of fewer than k steps from an initial state violates Q (incremental
-  BMC, kmc/checker/bmc.py). A violation is a real counterexample: `counterexample`.
+  BMC, kmc/engines/symbolic/bmc.py). A violation is a real counterexample: `counterexample`.
 - inductive step: no path of k + 1 distinct in-range states s0 .. sk, where s0 .. s(k-1)
   satisfy Q and each is a step from the one before, has sk violating Q. Unsatisfiable:
   `proved` (every reachable state satisfies Q, hence the invariant). Satisfiable at K: the
@@ -26,8 +26,8 @@ from typing import Any, Sequence
 
 import z3
 
-from kmc.checker.bmc import FieldOutOfRange, Unrolling
-from kmc.checker.symbolic import SymbolicModel, new_solver
+from kmc.engines.symbolic.bmc import FieldOutOfRange, Unrolling
+from kmc.engines.symbolic.encoding import SymbolicModel, new_solver
 from kmc.model.core import Instance, Invariant, Model, State
 from kmc.traces.replay import replay
 from kmc.traces.trace import Trace

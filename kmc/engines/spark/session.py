@@ -126,7 +126,7 @@ def _conf_dir() -> Path:
 def _package_zip() -> Path:
     """kmc's own sources as a zip for executors on other machines (they still need numpy and
     the other dependencies installed)."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]  # kmc/engines/spark/session.py -> kmc
     out = Path(tempfile.mkdtemp(prefix="kmc-pyfiles-")) / "kmc.zip"
     with zipfile.ZipFile(out, "w") as z:
         for f in sorted(root.rglob("*.py")):

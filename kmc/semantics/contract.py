@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.checker.backends import TRACING, DataDependentBranch, Term
+from kmc.semantics.tracing import TRACING, DataDependentBranch, Term
 from kmc.model.core import Invariant, Model
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kmc.checker.scalar import ScalarModel
+from kmc.semantics.scalar import ScalarModel
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 

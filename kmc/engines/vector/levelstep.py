@@ -9,8 +9,8 @@ multiplier at those positions (under every replica permutation with --symmetry, 
 smallest).
 
 Each candidate successor has a rank, parent index x instances + instance id: its place in
-the scalar engine's order. The vector engine (kmc/checker/vector.py) runs this step on a
-whole level in one process; the Spark engine (kmc/checker/spark.py) runs it in executors on
+the scalar engine's order. The vector engine (kmc/engines/vector/engine.py) runs this step on a
+whole level in one process; the Spark engine (kmc/engines/spark/engine.py) runs it in executors on
 a partition of a level each. Both build the step from the model alone, so the same model
 code gives the same successors everywhere.
 """
@@ -22,10 +22,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kmc.checker.backends import Vector
-from kmc.checker.keyset import KeyFormat
-from kmc.checker.packing import Layout, Packing
-from kmc.checker.symmetry import for_model, lexmin
+from kmc.semantics.vector import Vector
+from kmc.engines.vector.keyset import KeyFormat
+from kmc.engines.vector.packing import Layout, Packing
+from kmc.engines.vector.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
 
 U64 = np.uint64

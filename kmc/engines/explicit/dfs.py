@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from typing import Iterator, Sequence
 
-from kmc.checker.result import CheckResult, Progress
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker import symmetry
+from kmc.engines.result import CheckResult, Progress
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits, ProgressHook, Violations, finish
+from kmc.engines.vector import symmetry
 from kmc.model.core import Invariant, Model, State
 
 _PROGRESS_EVERY = 50_000

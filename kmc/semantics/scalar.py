@@ -1,15 +1,72 @@
-"""A model interpreted one state at a time over Python ints: successors and invariants.
+"""The scalar interpretation: fields are Python ints, one concrete state at a time.
 
-The reference engines (bfs, dfs) and trace replay use these; they are the definition the
-faster engines must agree with.
+`Scalar` is the backend `X` over Python ints and bools; `ScalarModel` steps a model one
+concrete state at a time (successors, invariants). The reference engines (bfs, dfs) and
+trace replay use them: they are the definition the faster interpretations must agree with.
+An index outside an array gives its nearest element (`at`) or changes nothing (`set_at`).
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
-from kmc.checker.backends import SCALAR
 from kmc.model.core import Instance, Invariant, Model, State
+
+
+class Scalar:
+    """Fields as Python ints and bools."""
+
+    name = "scalar"
+
+    @staticmethod
+    def ite(c: Any, a: Any, b: Any) -> Any:
+        return a if c else b
+
+    @staticmethod
+    def and_(*xs: Any) -> bool:
+        return all(xs)
+
+    @staticmethod
+    def or_(*xs: Any) -> bool:
+        return any(xs)
+
+    @staticmethod
+    def not_(x: Any) -> bool:
+        return not x
+
+    @staticmethod
+    def implies(a: Any, b: Any) -> bool:
+        return (not a) or bool(b)
+
+    @staticmethod
+    def min_(*xs: Any) -> Any:
+        return min(xs)
+
+    @staticmethod
+    def max_(*xs: Any) -> Any:
+        return max(xs)
+
+    @staticmethod
+    def at(array: Sequence[Any], index: Any) -> Any:
+        return array[min(max(index, 0), len(array) - 1)]
+
+    @staticmethod
+    def set_at(array: Sequence[Any], index: Any, value: Any) -> list[Any]:
+        out = list(array)
+        if 0 <= index < len(out):
+            out[index] = value
+        return out
+
+    @staticmethod
+    def all(xs: Iterable[Any]) -> bool:
+        return all(xs)
+
+    @staticmethod
+    def any(xs: Iterable[Any]) -> bool:
+        return any(xs)
+
+
+SCALAR = Scalar()
 
 
 class ScalarModel:

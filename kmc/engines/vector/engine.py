@@ -1,6 +1,6 @@
 """The vector engine: breadth-first search a whole level at a time, over numpy arrays.
 
-Each level goes through the level step (kmc/checker/levelstep.py): every enabled instance on
+Each level goes through the level step (kmc/engines/vector/levelstep.py): every enabled instance on
 the whole level at once, giving candidate successors with exact packed keys and their ranks
 in the scalar engine's order. The candidates are deduplicated keeping each key's first
 occurrence in that order (parent's position in its level, then instance id), the keys
@@ -12,7 +12,7 @@ counterexample is rebuilt from those and replayed forward from its concrete init
 state, so it is concrete even when states are stored by canonical key.
 
 Same distinct states, same order, same counts and the same counterexamples as the
-reference engine, kmc/checker/bfs.py; the tests hold it to that.
+reference engine, kmc/engines/explicit/bfs.py; the tests hold it to that.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kmc.checker.keyset import Visited, first_occurrences
-from kmc.checker.levelstep import Block, LevelStep
-from kmc.checker.result import CheckResult, Progress
-from kmc.checker.scalar import ScalarModel
-from kmc.checker.search import Limits, ProgressHook, Violations, finish
-from kmc.checker.symmetry import lexmin
+from kmc.engines.vector.keyset import Visited, first_occurrences
+from kmc.engines.vector.levelstep import Block, LevelStep
+from kmc.engines.result import CheckResult, Progress
+from kmc.semantics.scalar import ScalarModel
+from kmc.engines.search import Limits, ProgressHook, Violations, finish
+from kmc.engines.vector.symmetry import lexmin
 from kmc.errors import ReplayError
 from kmc.model.core import Invariant, Model, State
 
@@ -72,7 +72,7 @@ class Search:
     def explore(self, handoff: int | None = None) -> tuple[Block | None, int]:
         """Search level by level until the end, a limit, or (with `handoff`) until that many
         distinct states are known: then the last level and the depth are returned for
-        another engine to go on from (kmc/checker/spark.py)."""
+        another engine to go on from (kmc/engines/spark/engine.py)."""
         limits = self.limits
         initial = self.model.initial_states()
         depth = 0

@@ -14,7 +14,7 @@ operands, the same way for every model:
 - Python ints are constants of the other operand's width;
 - two booleans compared with `==` / `!=` stay booleans.
 
-The engine unwraps `Sym`s at the boundary (guards, effects, invariants: kmc/checker/symbolic.py)
+The engine unwraps `Sym`s at the boundary (guards, effects, invariants: kmc/engines/symbolic/encoding.py)
 with `raw`, so the solver only ever sees plain z3 terms.
 """
 
@@ -40,7 +40,7 @@ class Sym:
 
     def __bool__(self) -> bool:
         """Only a constant has a truth value: a branch on the state must go through `X.ite`
-        (the contract check of kmc/checker/contract.py names such branches before encoding)."""
+        (the contract check of kmc/semantics/contract.py names such branches before encoding)."""
         if z3.is_true(self.term):
             return True
         if z3.is_false(self.term):

@@ -1,4 +1,4 @@
-"""What Spark executors run for the Spark engine (kmc/checker/spark.py): plain functions of
+"""What Spark executors run for the Spark engine (kmc/engines/spark/engine.py): plain functions of
 plain data, one element per partition, every array a numpy batch.
 
 A task gets the run's `Job` (the model by registry name and settings, the invariants by name)
@@ -6,7 +6,7 @@ and rebuilds the level step from it (cached per Python worker: a cache, never st
 task depends on). Two kinds of data flow between the steps of a level:
 
 - `Batch`: states with their canonical keys (sort key and other words), path ranks
-  (kmc/checker/spark_ranks.py) and rows; the candidates bound for one owner, deduplicated
+  (kmc/engines/spark/ranks.py) and rows; the candidates bound for one owner, deduplicated
   map-side, or the states an owner found new in a level;
 - `Owned`: an owner partition after a level: its part of the visited set, the states new to
   it (the next level's share it expands) and the figures the driver collects.
@@ -22,9 +22,9 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from kmc import registry
-from kmc.checker import spark_ranks as ranks_
-from kmc.checker.keyset import Visited, mix
-from kmc.checker.levelstep import LevelStep, transpose
+from kmc.engines.spark import ranks as ranks_
+from kmc.engines.vector.keyset import Visited, mix
+from kmc.engines.vector.levelstep import LevelStep, transpose
 
 U64 = np.uint64
 

@@ -1,0 +1,77 @@
+"""The one entry point every command and every Python caller goes through: `check`.
+
+It checks the model contract (once per model class and settings), runs the chosen engine,
+and replays every counterexample through the scalar interpretation before returning it. A
+trace that does not replay is an engine bug: `ReplayError` is raised, the trace is never
+returned. `ENGINES` names the engines a run can use.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from kmc.engines.explicit import bfs, dfs
+from kmc.engines.spark import engine as spark_engine
+from kmc.engines.symbolic import bmc
+from kmc.engines.vector import engine as vector_engine
+from kmc.engines.result import CheckResult
+from kmc.engines.search import Limits, ProgressHook
+from kmc.engines.spark.engine import SparkOptions
+from kmc.errors import BadInput, ContractError
+from kmc.model.core import Invariant, Model
+from kmc.semantics.contract import contract_problems
+from kmc.traces.replay import replay
+
+Engine = Callable[..., CheckResult]
+
+
+ENGINES: dict[str, tuple[Engine, str]] = {
+    "vector": (vector_engine.check, "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"),
+    "scalar": (bfs.check, "breadth-first, one state at a time: the reference; shortest counterexamples"),
+    "dfs": (dfs.check, "depth-first, one state at a time: for deep, narrow models; traces not shortest"),
+    "spark": (spark_engine.check, "breadth-first on Spark executors (--master, default local[*]): same results as vector"),
+    "z3": (bmc.check, "bounded model checking with z3 to --depth K steps: shortest traces, no state counts"),
+}
+
+_KEPT: set[tuple[Any, ...]] = set()  # (model class, settings, invariant names) whose contract check passed
+
+
+def check(
+    model: Model,
+    invariants: Sequence[Invariant],
+    *,
+    engine: str = "vector",
+    limits: Limits = Limits(),
+    progress: ProgressHook | None = None,
+    spark: SparkOptions | None = None,
+) -> CheckResult:
+    """Explore `model` with `engine` and give a verdict per invariant.
+
+    Raises BadInput for an unknown engine or Spark options given to another engine,
+    ContractError when the model or an invariant breaks the contract of kmc/model/core.py,
+    and ReplayError when an engine returns a trace that is not a run of the model.
+    """
+    if engine not in ENGINES:
+        raise BadInput(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
+    if spark is not None and engine != "spark":
+        raise BadInput(f"Spark options apply to --engine spark only (the engine is {engine})")
+    check_contract(model, invariants)
+    extra: dict[str, Any] = {"options": spark} if engine == "spark" else {}
+    result = ENGINES[engine][0](model, invariants, limits, progress, **extra)
+    for inv in invariants:
+        trace = result.invariants[inv.name].trace
+        if trace is not None:
+            replay(trace, inv)
+    return result
+
+
+def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
+    """Raise ContractError naming every action or invariant that breaks the contract; the
+    outcome is remembered per model class, settings and invariant names."""
+    key = (type(model), tuple(sorted(model.settings.items())), tuple(i.name for i in invariants))
+    if key in _KEPT:
+        return
+    problems = contract_problems(model, invariants)
+    if problems:
+        raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: " + "; ".join(problems))
+    _KEPT.add(key)

@@ -1,0 +1,106 @@
+"""The tracing interpretation: fields are opaque terms whose truth value cannot be asked for.
+
+Running a model under it shows that no action or invariant branches on state with a Python
+`if`, `and`, `or`, `min` or `max`, or indexes a list by a state value (kmc/semantics/contract.py).
+Indices are clipped as in the other interpretations.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from kmc.semantics.tree import ite_tree
+
+
+class DataDependentBranch(TypeError):
+    """Model code asked for the truth value of a state-dependent term."""
+
+
+class Term:
+    """A state-dependent value under the tracing backend: arithmetic and comparison give
+    new terms; `bool()`, `int()` and use as a list index are refused."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        raise DataDependentBranch(f"truth value of state-dependent term {self.text} asked for")
+
+    def __index__(self) -> int:
+        raise DataDependentBranch(f"state-dependent term {self.text} used as an index (use X.at)")
+
+    def __int__(self) -> int:
+        raise DataDependentBranch(f"state-dependent term {self.text} converted to int")
+
+    __hash__ = object.__hash__
+
+    def _op(self, op: str, other: Any, swap: bool = False) -> Term:
+        a, b = (other, self) if swap else (self, other)
+        return Term(f"({a} {op} {b})")
+
+    def __add__(self, o: Any) -> Term: return self._op("+", o)
+    def __radd__(self, o: Any) -> Term: return self._op("+", o, True)
+    def __sub__(self, o: Any) -> Term: return self._op("-", o)
+    def __rsub__(self, o: Any) -> Term: return self._op("-", o, True)
+    def __mul__(self, o: Any) -> Term: return self._op("*", o)
+    def __rmul__(self, o: Any) -> Term: return self._op("*", o, True)
+    def __lt__(self, o: Any) -> Term: return self._op("<", o)
+    def __le__(self, o: Any) -> Term: return self._op("<=", o)
+    def __gt__(self, o: Any) -> Term: return self._op(">", o)
+    def __ge__(self, o: Any) -> Term: return self._op(">=", o)
+    def __eq__(self, o: Any) -> Term: return self._op("==", o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> Term: return self._op("!=", o)  # type: ignore[override]
+    def __neg__(self) -> Term: return Term(f"-{self}")
+
+
+class Tracing:
+    """Fields as Terms; every lifted operation builds a Term."""
+
+    name = "tracing"
+
+    @staticmethod
+    def _call(op: str, *xs: Any) -> Term:
+        return Term(f"{op}({', '.join(map(repr, xs))})")
+
+    def ite(self, c: Any, a: Any, b: Any) -> Any:
+        return self._call("ite", c, a, b)
+
+    def and_(self, *xs: Any) -> Any:
+        return self._call("and", *xs)
+
+    def or_(self, *xs: Any) -> Any:
+        return self._call("or", *xs)
+
+    def not_(self, x: Any) -> Any:
+        return self._call("not", x)
+
+    def implies(self, a: Any, b: Any) -> Any:
+        return self._call("implies", a, b)
+
+    def min_(self, *xs: Any) -> Any:
+        return self._call("min", *xs)
+
+    def max_(self, *xs: Any) -> Any:
+        return self._call("max", *xs)
+
+    def at(self, array: Sequence[Any], index: Any) -> Any:
+        if isinstance(index, int):
+            return array[index]
+        return self._call("at", list(array), index)
+
+    def set_at(self, array: Sequence[Any], index: Any, value: Any) -> list[Any]:
+        return [ite_tree(self, index == i, value, a) for i, a in enumerate(array)]
+
+    def all(self, xs: Iterable[Any]) -> Any:
+        return self._call("all", *list(xs))
+
+    def any(self, xs: Iterable[Any]) -> Any:
+        return self._call("any", *list(xs))
+
+
+TRACING = Tracing()
