@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kmc.cli.bench import DEFAULT_CONFIGS, load
+from kmc.bench import DEFAULT_CONFIGS, load
 
 SMALL = """
 [[config]]

@@ -17,148 +17,22 @@ following configurations.
 from __future__ import annotations
 
 import json
-import tomllib
-from dataclasses import dataclass, field
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Iterator
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from kmc import registry
-from kmc.engines.run import check as kmc_check
-from kmc.engines.vector.packing import Packing
-from kmc.engines.result import CheckResult
-from kmc.engines.search import Limits
-from kmc.engines.spark.engine import SparkOptions
+from kmc.bench import DEFAULT_CONFIGS, Row, load, run_one
 from kmc.cli.progress import ProgressPrinter
+from kmc.engines.spark.engine import SparkOptions
+from kmc.engines.search import ProgressHook
 from kmc.errors import BadInput
 
-DEFAULT_CONFIGS = Path(__file__).resolve().parents[2] / "benchmarks" / "configs.toml"
 EXIT_OK, EXIT_DISAGREE = 0, 1
-
-
-@dataclass(frozen=True)
-class Config:
-    name: str
-    model: str
-    settings: dict[str, Any] = field(default_factory=dict)
-    symmetry: bool = False
-    spark: bool = False  # also run the Spark engine
-
-
-def load(path: Path) -> list[Config]:
-    """The configurations of a TOML file: [[config]] tables with name, model, settings, symmetry, spark."""
-    if not path.is_file():
-        raise BadInput(f"no benchmark configurations at {path}; pass --configs FILE")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"{path}: not valid TOML: {e}") from e
-    configs = []
-    for k, entry in enumerate(data.get("config", [])):
-        unknown = set(entry) - {"name", "model", "settings", "symmetry", "spark"}
-        if unknown or "name" not in entry or "model" not in entry:
-            raise BadInput(f"{path}: configuration {k + 1} needs name and model, and may have settings, "
-                           f"symmetry and spark (unknown: {', '.join(sorted(unknown)) or 'none'})")
-        configs.append(Config(entry["name"], entry["model"], dict(entry.get("settings", {})),
-                              bool(entry.get("symmetry", False)), bool(entry.get("spark", False))))
-    if not configs:
-        raise BadInput(f"{path}: no [[config]] tables")
-    return configs
-
-
-@dataclass
-class Row:
-    config: Config
-    key: str  # the packed key: words and bits
-    vector: CheckResult
-    scalar: CheckResult | None
-    agree: str
-    spark: CheckResult | None = None
-    spark_agree: str = "not run"
-
-    @property
-    def ratio(self) -> float | None:
-        if self.scalar is None or self.scalar.states_per_second <= 0:
-            return None
-        return self.vector.states_per_second / self.scalar.states_per_second
-
-    @property
-    def spark_states_per_second(self) -> float | None:
-        """Distinct states per second over the levels, the session start left out (it is paid
-        once per run, whatever the size, and reported on its own)."""
-        if self.spark is None:
-            return None
-        levels = self.spark.seconds - float(self.spark.engine_stats.get("session_start_seconds") or 0.0)
-        return self.spark.distinct_states / levels if levels > 0 else None
-
-    @property
-    def spark_ratio(self) -> float | None:
-        """Spark states/s over vector states/s (the goal for configurations over 1M states: 0.5)."""
-        if self.spark_states_per_second is None or self.vector.states_per_second <= 0:
-            return None
-        return self.spark_states_per_second / self.vector.states_per_second
-
-    def to_json(self) -> dict[str, Any]:
-        def part(r: CheckResult | None) -> dict[str, Any] | None:
-            if r is None:
-                return None
-            return {"distinct_states": r.distinct_states, "seconds": round(r.seconds, 3),
-                    "states_per_second": round(r.states_per_second), "complete": r.complete,
-                    "bytes_per_state": None if r.bytes_per_state is None else round(r.bytes_per_state, 1)}
-
-        spark = part(self.spark)
-        if spark is not None and self.spark is not None:
-            stats = self.spark.engine_stats
-            sps = self.spark_states_per_second
-            spark.update({"level_states_per_second": None if sps is None else round(sps),
-                          "ratio_to_vector": None if self.spark_ratio is None else round(self.spark_ratio, 3),
-                          **{k: stats.get(k) for k in ("master", "partitions", "session_start_seconds", "levels",
-                                                       "median_level_seconds", "shuffle_bytes")},
-                          "agree": self.spark_agree})
-        return {"name": self.config.name, "model": self.config.model, "settings": self.config.settings,
-                "symmetry": self.config.symmetry, "key": self.key,
-                "vector": part(self.vector), "scalar": part(self.scalar),
-                "ratio": None if self.ratio is None else round(self.ratio, 1), "agree": self.agree,
-                "spark": spark}
-
-
-def outcome(r: CheckResult) -> tuple[Any, ...]:
-    verdicts = tuple((n, v.holds, None if v.trace is None else v.trace.length) for n, v in r.invariants.items())
-    return r.distinct_states, r.generated_states, r.depth, r.stopped_by, verdicts
-
-
-def run_one(cfg: Config, scalar_max_states: int, quiet: bool, spark: SparkOptions | None = None) -> Row:
-    model, invariants = registry.build(cfg.model, **cfg.settings)
-    packing = Packing.for_schema(model.schema)
-    key = f"{packing.bits:.1f} bits: {'+'.join(map(str, packing.word_bits))}"
-
-    def run(engine: str, max_states: int | None) -> CheckResult:
-        printer = ProgressPrinter(f"{cfg.name} {engine}", quiet=quiet)
-        try:
-            return kmc_check(model, invariants, engine=engine, progress=printer,
-                             limits=Limits(max_states, keep_going=True, symmetry=cfg.symmetry),
-                             spark=spark if engine == "spark" else None)
-        finally:
-            printer.done()
-
-    vector = run("vector", None)
-    row = Row(cfg, key, vector, None, "not run")
-    if spark is not None and cfg.spark:
-        row.spark = run("spark", None)
-        row.spark_agree = "yes" if outcome(row.spark) == outcome(vector) else "NO"
-    if scalar_max_states < 0:
-        return row
-    cap = scalar_max_states if 0 < scalar_max_states < vector.distinct_states else None
-    row.scalar = run("scalar", cap)
-    if cap is None:
-        row.agree = "yes" if outcome(row.scalar) == outcome(vector) else "NO"
-    else:
-        same = outcome(row.scalar) == outcome(run("vector", cap))
-        row.agree = f"yes (first {cap:,} states)" if same else f"NO (first {cap:,} states)"
-    return row
 
 
 @click.command("bench")
@@ -190,7 +64,16 @@ def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, with
     for c in configs:
         registry.build(c.model, **c.settings)  # every configuration validated before anything runs
     spark = SparkOptions(master=spark_master, partitions=spark_partitions, threshold=0) if with_spark else None
-    rows = [run_one(c, scalar_max_states, quiet, spark) for c in configs]
+
+    @contextmanager
+    def progress(label: str) -> Iterator[ProgressHook]:
+        printer = ProgressPrinter(label, quiet=quiet)
+        try:
+            yield printer
+        finally:
+            printer.done()
+
+    rows = [run_one(c, scalar_max_states, spark, progress) for c in configs]
     if as_json:
         click.echo(json.dumps({"configs": [r.to_json() for r in rows]}, indent=1))
     else:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import click
 
-from kmc.cli.tomlfile import TomlFile, type_name
+from kmc.tomlfile import TomlFile, type_name
 
 _SKIP = {"help", "config"}
 

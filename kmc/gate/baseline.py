@@ -26,7 +26,7 @@ from typing import Any
 from kmc import registry
 from kmc.engines import run as engines
 from kmc.engines.result import CheckResult, Verdict
-from kmc.cli.tomlfile import TomlFile, type_name
+from kmc.tomlfile import TomlFile, type_name
 from kmc.errors import BadInput
 
 CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect"}
