@@ -69,7 +69,7 @@ def parse_matrix(entries: tuple[str, ...], options: tuple[Option, ...]) -> list[
         if key not in by_name or not values:
             raise BadInput(f"--matrix {entry!r}: write OPTION=V1,V2 with OPTION one of: {', '.join(by_name)}")
         opt = by_name[key]
-        parsed = []
+        parsed: list[tuple[str, bool | int | str]] = []
         for raw in (v.strip() for v in values.split(",")):
             if isinstance(opt.default, bool):
                 if raw.lower() not in ("true", "false"):

@@ -68,7 +68,7 @@ def plot(path: Path, title: str, results: Sequence[CheckResult], labels: Sequenc
 
     counts = [r.distinct_states for r in results]
     drawn = bars.bar(range(cols), counts, color="#8fb3de",
-                     hatch=[None if r.complete else "//" for r in results])  # type: ignore[arg-type]
+                     hatch=[None if r.complete else "//" for r in results])
     bars.bar_label(drawn, [f"{c:,}" for c in counts], fontsize=7)
     bars.set_xticks(range(cols), labels, fontsize=8)
     bars.set_ylabel("distinct states", fontsize=8)

@@ -69,7 +69,7 @@ class ProgressPrinter:
         left = remaining_states(self.sizes) if self.levels else None
         eta = None if left is None or rate <= 0 else left / rate
         mib = current_memory_bytes() / 2**20
-        if per_level:
+        if p.shuffle_bytes is not None:
             seconds = p.seconds - self.previous
             self.previous = p.seconds
             sys.stderr.write(f"{self.label}: level {p.level}: {p.frontier:,} new states in {seconds:.2f} s, "

@@ -16,6 +16,7 @@ first, and handed to the driver as Python ints.
 from __future__ import annotations
 
 import bisect
+from typing import Sequence
 
 import numpy as np
 
@@ -113,6 +114,7 @@ class Sorted:
         them when there are no more)."""
         start, end = self.between(lo, hi)
         n = end - start
+        picks: Sequence[int]
         if n <= most:
             picks = range(start, end)
         else:

@@ -103,10 +103,10 @@ class SymbolicModel:
         parts: list[Any] = [z3.Or([sel == k for k in live]) if live else z3.BoolVal(False)]
         parts += [z3.Implies(sel == k, enabled[k]) for k in live if not z3.is_true(enabled[k])]
         for pos, old in enumerate(s):
-            value: Any = old
+            written: Any = old
             for iid, new in reversed(writes.get(pos, [])):
-                value = z3.If(sel == iid, new, value)
-            parts.append(t[pos] == value)
+                written = z3.If(sel == iid, new, written)
+            parts.append(t[pos] == written)
         return z3.And(parts)
 
     # -- decoding ------------------------------------------------------------------------

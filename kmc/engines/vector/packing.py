@@ -142,7 +142,7 @@ class Packing:
         """The block (N x D) of states packed in `words` (words x N)."""
         words = np.asarray(words, dtype=U64)
         n = words.shape[1]
-        out = np.empty((n, len(self.radix)), dtype=dtype)
+        out: np.ndarray = np.empty((n, len(self.radix)), dtype=dtype)
         for w, (s, e) in enumerate(self.spans):
             rest = words[w].copy()
             for j in range(e - 1, s - 1, -1):
