@@ -21,6 +21,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "two_phase_commi
 
 # RMs -> distinct states, as TLC 2.20 printed them (tests/reference/tlc-two-phase.md)
 TLC_DISTINCT = {3: 288, 4: 1568, 5: 8832, 6: 50816, 7: 296448}
+# RMs -> states generated (successors computed, repeats and self-loops included), as TLC printed them
+TLC_GENERATED = {3: 1146, 4: 8258, 5: 58146, 6: 402306, 7: 2744706}
 # RMs -> depth of the complete state graph search, as TLC printed it
 TLC_DEPTH = {3: 11, 4: 14, 5: 17, 6: 20, 7: 23}
 
@@ -55,6 +57,7 @@ def test_distinct_states_equal_tlc(example: tuple[ModuleType, ModuleType], rms: 
     result = run(example, rms, engine)
     assert result.complete
     assert result.distinct_states == TLC_DISTINCT[rms]
+    assert result.generated_states == TLC_GENERATED[rms]
     assert result.depth == TLC_DEPTH[rms]
 
 
@@ -63,6 +66,7 @@ def test_seven_rms_give_296448_states(example: tuple[ModuleType, ModuleType]) ->
     result = run(example, 7, "vector")
     assert result.complete
     assert result.distinct_states == 296_448
+    assert result.generated_states == TLC_GENERATED[7]
     assert result.depth == TLC_DEPTH[7]
 
 
