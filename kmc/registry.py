@@ -1,59 +1,227 @@
-"""The models kmc knows, by name, each with the module that lists its invariants."""
+"""Where models come from: kmc's own, installed packages, and users' files.
+
+A model is named on the command line (and in baselines, bench configurations and saved
+traces) in one of three ways:
+
+- kmc's own models by name: `replication`, `fetch`, `idempotence`, `transactions`;
+- a model an installed package registers under the entry-point group `kmc.models`
+  (`[project.entry-points."kmc.models"] my-model = "my_pkg.model:MyModel"` in its own
+  pyproject.toml), by that name;
+- a Python file: `path/to/model.py`, or `path/to/model.py:ClassName` when the file defines
+  several models. The file's directory goes on `sys.path`, as for a script, so the file can
+  import its neighbours.
+
+A model's invariants (and the lemmas `kmc prove` may use) are `invariants(model)` and
+`lemmas(model)` in the module its class names in `invariants_module` (kmc's models:
+kmc.invariants.<name>; a file's model: usually "invariants", the file beside it), or in the
+model's own module when it names none. A subclass inherits its parent's.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import inspect
+import sys
 from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable
 
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
+ENTRY_POINT_GROUP = "kmc.models"
 
-@dataclass(frozen=True)
-class Entry:
-    model: str  # "module:Class"
-    invariants: str  # "module:function"
-    lemmas: str = ""  # "module:function": strengthening lemmas for `kmc prove`, never checked by default
-
-    def load(self) -> tuple[type[Model], Callable[[Any], list[Invariant]]]:
-        mod, cls = self.model.split(":")
-        inv_mod, fn = self.invariants.split(":")
-        return getattr(importlib.import_module(mod), cls), getattr(importlib.import_module(inv_mod), fn)
-
-
-MODELS: dict[str, Entry] = {
-    "replication": Entry("kmc.model.replication:Replication", "kmc.invariants.replication:invariants",
-                         "kmc.invariants.replication:lemmas"),
-    "fetch": Entry("kmc.model.fetch:Fetch", "kmc.invariants.fetch:invariants", "kmc.invariants.fetch:lemmas"),
-    "idempotence": Entry("kmc.model.idempotence:Idempotence", "kmc.invariants.idempotence:invariants",
-                         "kmc.invariants.idempotence:lemmas"),
-    "transactions": Entry("kmc.model.transactions:Transactions", "kmc.invariants.transactions:invariants"),
+# kmc's own models: name -> "module:Class"
+MODELS: dict[str, str] = {
+    "replication": "kmc.model.replication:Replication",
+    "fetch": "kmc.model.fetch:Fetch",
+    "idempotence": "kmc.model.idempotence:Idempotence",
+    "transactions": "kmc.model.transactions:Transactions",
 }
 
 
-def model_class(name: str) -> type[Model]:
-    if name not in MODELS:
-        raise BadInput(f"unknown model {name!r}; allowed: {', '.join(MODELS)}")
-    return MODELS[name].load()[0]
+@dataclass(frozen=True)
+class Source:
+    """A model class and where it came from."""
+
+    spec: str  # how to name it again: "replication", "my-model", or "/abs/path/model.py:Class"
+    cls: type[Model]
+    origin: str  # "kmc", "package my-pkg 1.0 (my_pkg.model:MyModel)", "file /abs/path/model.py"
 
 
-def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
-    """The model `name` with the given settings, and all of its invariants."""
-    cls = model_class(name)
+def is_path(spec: str) -> bool:
+    """Whether a model is named by a file (`x.py`, `x.py:Class`, anything with a slash)."""
+    return spec.endswith(".py") or ".py:" in spec or "/" in spec or "\\" in spec
+
+
+def resolve(spec: str, base: Path | None = None) -> Source:
+    """The model `spec` names; a relative file path is taken from `base` (default: the
+    current directory). BadInput, one line, when nothing fits."""
+    if spec in MODELS:
+        return Source(spec, _load_ref(MODELS[spec]), "kmc")
+    if is_path(spec):
+        return load_file(spec, base)
+    for ep in _entry_points():
+        if ep.name == spec:
+            try:
+                cls = ep.load()
+            except Exception as e:
+                raise BadInput(f"model {spec!r} (entry point {ep.value}): could not be loaded: "
+                               f"{type(e).__name__}: {e}") from e
+            if not (isinstance(cls, type) and issubclass(cls, Model)):
+                raise BadInput(f"model {spec!r}: entry point {ep.value} is not a subclass of kmc.model.core.Model")
+            dist = ep.dist
+            where = f"package {dist.name} {dist.version}" if dist is not None else "package"
+            return Source(spec, cls, f"{where} ({ep.value})")
+    raise BadInput(f"unknown model {spec!r}; allowed: {', '.join(names())}, or a path to a model file (FILE.py)")
+
+
+def names() -> list[str]:
+    """kmc's own models, then those of installed packages."""
+    return [*MODELS, *(ep.name for ep in _entry_points() if ep.name not in MODELS)]
+
+
+def sources() -> list[Source]:
+    return [resolve(n) for n in names()]
+
+
+def _entry_points() -> list[metadata.EntryPoint]:
+    return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+
+
+def _load_ref(ref: str) -> Any:
+    module, _, qualname = ref.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+# -- model files ---------------------------------------------------------------------------
+
+
+def load_file(spec: str, base: Path | None = None) -> Source:
+    """The model a file defines (the named class, or its only model)."""
+    text, _, class_name = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = (base or Path.cwd()) / path
+    path = path.resolve()
+    if not path.is_file():
+        raise BadInput(f"{text}: no such model file")
+    if path.suffix != ".py":
+        raise BadInput(f"{text}: a model file is a Python file (FILE.py)")
+    module = import_file(path)
+    found = [c for _, c in inspect.getmembers(module, inspect.isclass)
+             if issubclass(c, Model) and c.__module__ == module.__name__ and "name" in vars(c)]
+    if class_name:
+        chosen = [c for c in found if c.__name__ == class_name]
+        if not chosen:
+            listed = ", ".join(c.__name__ for c in found) or "none"
+            raise BadInput(f"{text}: no model class {class_name!r} (models in it: {listed})")
+        cls = chosen[0]
+    elif not found:
+        raise BadInput(f"{text}: no model in it: define a subclass of kmc.model.core.Model with a name")
+    elif len(found) > 1:
+        listed = ", ".join(c.__name__ for c in found)
+        raise BadInput(f"{text} defines {len(found)} models ({listed}): name one, as {text}:{found[0].__name__}")
+    else:
+        cls = found[0]
+    return Source(f"{path}:{cls.__name__}", cls, f"file {path}")
+
+
+def import_file(path: Path, name: str | None = None) -> ModuleType:
+    """Import a file as the top-level module `name` (default: its stem), with its directory on
+    sys.path so that it imports its neighbours; a module of that name from another file is
+    replaced. Errors in the file are BadInput naming the file and line."""
+    name = name or path.stem
+    folder = str(path.parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    old = sys.modules.get(name)
+    if old is not None and getattr(old, "__file__", None) and Path(old.__file__ or "").resolve() == path:
+        return old
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise BadInput(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BadInput:
+        raise
+    except SyntaxError as e:
+        sys.modules.pop(name, None)
+        raise BadInput(f"{e.filename or path}:{e.lineno}: SyntaxError: {e.msg}") from e
+    except Exception as e:
+        sys.modules.pop(name, None)
+        raise BadInput(f"{path}:{_line_in(e, path)}: {type(e).__name__}: {e}") from e
+    return module
+
+
+def _line_in(e: BaseException, path: Path) -> int | str:
+    """The line of `path` the exception passed through last (or '?')."""
+    line: int | str = "?"
+    tb = e.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+# -- invariants and lemmas -------------------------------------------------------------------
+
+
+def invariants_module(cls: type[Model]) -> ModuleType:
+    """The module holding a model class's `invariants(model)` (and `lemmas(model)`)."""
+    name = getattr(cls, "invariants_module", None)
+    home = sys.modules[cls.__module__]
+    if not name:
+        return home
+    folder = Path(getattr(home, "__file__", "") or ".").parent
+    sibling = folder / f"{name}.py"
+    if "." not in name and home.__spec__ is not None and home.__spec__.parent == "" and sibling.is_file():
+        return import_file(sibling.resolve())  # a file's neighbour, whatever else bears its name
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise BadInput(f"model {cls.name}: invariants_module {name!r} cannot be imported ({e})") from e
+
+
+def _builder(cls: type[Model], function: str) -> Callable[[Model], list[Invariant]] | None:
+    fn = getattr(invariants_module(cls), function, None)
+    return fn if callable(fn) else None
+
+
+def model_class(spec: str, base: Path | None = None) -> type[Model]:
+    return resolve(spec, base).cls
+
+
+def build(spec: str, base: Path | None = None, **settings: Any) -> tuple[Model, list[Invariant]]:
+    """The model `spec` names, with the given settings, and all of its invariants."""
+    cls = model_class(spec, base)
     model = cls(**settings)
-    return model, MODELS[name].load()[1](model)
+    return model, invariants_of(model)
 
 
-def lemmas(name: str, model: Model) -> list[Invariant]:
+def invariants_of(model: Model) -> list[Invariant]:
+    make = _builder(type(model), "invariants")
+    if make is None:
+        where = getattr(type(model), "invariants_module", None) or type(model).__module__
+        raise BadInput(f"model {model.name}: no invariants(model) function in {where}")
+    return list(make(model))
+
+
+def lemmas(spec: str, model: Model) -> list[Invariant]:
     """The model's strengthening lemmas (invariants that help k-induction, documented with
     the model's invariants); `kmc check` leaves them out: they are proof aids, and some are
     true only in the modes whose proofs use them."""
-    entry = MODELS[name]
-    if not entry.lemmas:
-        return []
-    mod, fn = entry.lemmas.split(":")
-    return list(getattr(importlib.import_module(mod), fn)(model))
+    make = _builder(type(model), "lemmas")
+    return [] if make is None else list(make(model))
 
 
 def select(invariants: list[Invariant], names: list[str] | None) -> list[Invariant]:

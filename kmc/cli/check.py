@@ -108,7 +108,7 @@ def run_check(
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:
-                write_atomic(itf_dir / f"{name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
+                write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import click
 
+from kmc.registry import is_path
 from kmc.tomlfile import TomlFile, type_name
 
 _SKIP = {"help", "config"}
@@ -30,10 +31,11 @@ def config_option(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
-def model_in_front(args: list[str], models: dict[str, Any]) -> list[str]:
+def model_in_front(args: list[str], models: list[str]) -> list[str]:
     """`kmc check --config run.toml`: the model named in the run file, put where the model
-    argument goes, unless the command line names one."""
-    if args and args[0] in models:
+    argument goes, unless the command line names one. A model file named in a run file is
+    taken relative to the run file."""
+    if args and (args[0] in models or is_path(args[0])):
         return args
     path = _config_path(args)
     if path is None:
@@ -44,8 +46,10 @@ def model_in_front(args: list[str], models: dict[str, Any]) -> list[str]:
         raise f.error("no 'model' key: name the model in the run file or on the command line")
     if not isinstance(model, str):
         raise f.error(f"key 'model' must be a string (got {type_name(model)})", key="model")
+    if is_path(model):
+        return [str((path.parent / model.split(":")[0]).resolve()) + model[len(model.split(":")[0]):], *args]
     if model not in models:
-        raise f.error(f"unknown model {model!r}; allowed: {', '.join(models)}", key="model")
+        raise f.error(f"unknown model {model!r}; allowed: {', '.join(models)}, or a model file", key="model")
     return [model, *args]
 
 

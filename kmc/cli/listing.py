@@ -1,4 +1,5 @@
-"""`kmc list`: the models, their modes, options and invariants, each with its meaning."""
+"""`kmc list`: the models (kmc's own and those installed packages register), where each comes
+from, their modes, options and invariants, each with its meaning."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from kmc.engines import run as engines
 @click.command("list")
 def list_models() -> int:
     """List models, modes, options, invariants and engines."""
-    for name in registry.MODELS:
-        cls = registry.model_class(name)
+    for source in registry.sources():
+        name, cls = source.spec, source.cls
         _, invariants = registry.build(name)
         click.echo(f"{name}: {cls.summary}")
+        click.echo(f"  from: {source.origin}")
         click.echo("  modes:")
         for mode, meaning in cls.modes.items():
             click.echo(f"    {mode:<18} {meaning}")

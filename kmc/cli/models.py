@@ -28,9 +28,10 @@ def option_decorator(opt: Option) -> Callable[[Any], Any]:
 
 
 class ModelGroup(click.Group):
-    """A command group whose subcommands are the registered models.
+    """A command group whose subcommands are the models: kmc's own, those of installed
+    packages, and any model file (`kmc check path/to/model.py[:Class]`).
 
-    `make(model_name, options)` builds the command for one model.
+    `make(model_spec, options)` builds the command for one model.
     """
 
     def __init__(self, *args: Any, make: Callable[[str, tuple[Option, ...]], click.Command], **kwargs: Any):
@@ -40,20 +41,18 @@ class ModelGroup(click.Group):
     takes_model = True  # run files may name the model (kmc/cli/config.py)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, model_in_front(args, registry.MODELS))
+        return super().parse_args(ctx, model_in_front(args, registry.names()))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(registry.MODELS)
+        return registry.names()
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in registry.MODELS:
-            return None
-        return self._make(name, registry.model_class(name).options)
+        return self._make(name, registry.model_class(name).options)  # BadInput (exit 2) when unknown
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
         name = args[0] if args else ""
-        if name not in registry.MODELS and not name.startswith("-"):
-            raise click.UsageError(f"unknown model {name!r}; allowed: {', '.join(registry.MODELS)}")
+        if not name.startswith("-"):
+            registry.resolve(name)  # an unknown model or a bad model file: one line, exit 2
         return super().resolve_command(ctx, args)
 
 

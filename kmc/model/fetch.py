@@ -36,6 +36,7 @@ MODES = {
 
 class Fetch(Model):
     name = "fetch"
+    invariants_module = "kmc.invariants.fetch"
     summary = "HW and LEO fetch by fetch, acks, min.insync.replicas, crashes and elections (seed level)"
     modes = MODES
     options = (

@@ -42,6 +42,7 @@ def batch_name(b: int) -> str:
 
 class Idempotence(Model):
     name = "idempotence"
+    invariants_module = "kmc.invariants.idempotence"
     summary = "producer batches with retries and in-flight requests, with and without the idempotent producer"
     modes = MODES
     options = (

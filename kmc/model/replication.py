@@ -33,6 +33,7 @@ MODES = {
 
 class Replication(Model):
     name = "replication"
+    invariants_module = "kmc.invariants.replication"
     summary = "a partition's leader election, ISR, truncation and high watermark (TLA+ spec level)"
     modes = MODES
     options = (

@@ -7,6 +7,7 @@ and its settings, so a saved trace can be read back (`loads`), replayed and re-r
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Callable
 
@@ -36,6 +37,7 @@ def to_itf(trace: Trace) -> dict[str, Any]:
             "format": "ITF",
             "source": "kmc",
             "model": model.name,
+            "model_source": model_source(model),
             "settings": dict(model.settings),
             "invariant": trace.invariant,
             "length": trace.length,
@@ -43,6 +45,15 @@ def to_itf(trace: Trace) -> dict[str, Any]:
         "vars": [f.name for f in schema.fields],
         "states": states,
     }
+
+
+def model_source(model: Model) -> str:
+    """How to load the trace's model again: kmc's own by name, any other by its file and class
+    (`kmc trace` re-renders a trace of a user's model from this)."""
+    cls = type(model)
+    if cls.__module__.split(".")[0] == "kmc":
+        return model.name
+    return f"{inspect.getfile(cls)}:{cls.__qualname__}"
 
 
 def dumps(trace: Trace) -> str:
@@ -55,7 +66,7 @@ def from_itf(data: Any, build: Callable[[str, dict[str, Any]], Model], source: s
     caller replays the trace to check it is a real run."""
     try:
         meta = data["#meta"]
-        model = build(meta["model"], dict(meta.get("settings", {})))
+        model = build(meta.get("model_source") or meta["model"], dict(meta.get("settings", {})))
         states = data["states"]
     except (KeyError, TypeError) as e:
         raise BadInput(f"{source}: not an ITF trace written by kmc (missing {e})")
