@@ -30,6 +30,7 @@ class Config:
     settings: dict[str, Any] = field(default_factory=dict)
     symmetry: bool = False
     spark: bool = False  # also run the Spark engine
+    base: Path | None = None  # where a model file's relative path starts: the configurations' folder
 
 
 def load(path: Path) -> list[Config]:
@@ -47,7 +48,7 @@ def load(path: Path) -> list[Config]:
             raise BadInput(f"{path}: configuration {k + 1} needs name and model, and may have settings, "
                            f"symmetry and spark (unknown: {', '.join(sorted(unknown)) or 'none'})")
         configs.append(Config(entry["name"], entry["model"], dict(entry.get("settings", {})),
-                              bool(entry.get("symmetry", False)), bool(entry.get("spark", False))))
+                              bool(entry.get("symmetry", False)), bool(entry.get("spark", False)), path.parent))
     if not configs:
         raise BadInput(f"{path}: no [[config]] tables")
     return configs
@@ -119,7 +120,7 @@ def run_one(cfg: Config, scalar_max_states: int, spark: SparkOptions | None = No
     """One configuration run by the vector engine, the scalar engine (up to `scalar_max_states`;
     -1: not at all) and, when `spark` is given and the configuration asks for it, the Spark
     engine. `progress(label)` gives each run's progress hook."""
-    model, invariants = registry.build(cfg.model, **cfg.settings)
+    model, invariants = registry.build(cfg.model, cfg.base, **cfg.settings)
     packing = Packing.for_schema(model.schema)
     key = f"{packing.bits:.1f} bits: {'+'.join(map(str, packing.word_bits))}"
 

@@ -62,7 +62,7 @@ def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, with
                 raise BadInput(f"--only: unknown configuration {n!r}; allowed: {', '.join(sorted(names))}")
         configs = [c for c in configs if c.name in only]
     for c in configs:
-        registry.build(c.model, **c.settings)  # every configuration validated before anything runs
+        registry.build(c.model, c.base, **c.settings)  # every configuration validated before anything runs
     spark = SparkOptions(master=spark_master, partitions=spark_partitions, threshold=0) if with_spark else None
 
     @contextmanager

@@ -12,6 +12,7 @@ strong-isr = "violated 9"
 leader-in-isr = "holds"
 ```
 
+`model` is a model's name or a model file (`path/model.py[:Class]`, relative to the baseline).
 Optional per check: `engine` (default vector) and `symmetry`. A check without `[check.expect]`
 checks every invariant of its model; `kmc gate --update` fills the expectations in.
 """
@@ -28,6 +29,7 @@ from kmc.engines import run as engines
 from kmc.engines.result import CheckResult, Verdict
 from kmc.tomlfile import TomlFile, type_name
 from kmc.errors import BadInput
+from kmc.model.core import Model
 
 CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect"}
 _VIOLATED = re.compile(r"^violated (\d+)$")
@@ -61,6 +63,7 @@ class Check:
     symmetry: bool = False
     states: int | None = None
     expect: dict[str, Expected] = field(default_factory=dict)
+    base: Path | None = None  # where a model file's relative path starts: the baseline's folder
 
 
 @dataclass
@@ -103,8 +106,11 @@ def _check(f: TomlFile, k: int, entry: Any) -> Check:
     if "model" not in entry:
         raise f.error("a check needs the key 'model'", where)
     model = _typed(f, where, entry, "model", str)
-    if model not in registry.MODELS:
-        raise f.error(f"unknown model {model!r}; allowed: {', '.join(registry.MODELS)}", where, "model")
+    base = f.path.parent  # a model file is named relative to the baseline
+    try:
+        cls = registry.model_class(model, base)
+    except BadInput as e:
+        raise f.error(str(e), where, "model")
     engine = entry.get("engine", "vector")
     _typed(f, where, entry, "engine", str)
     if engine not in engines.ENGINES:
@@ -113,10 +119,10 @@ def _check(f: TomlFile, k: int, entry: Any) -> Check:
     _typed(f, where, entry, "symmetry", bool)
     states = entry.get("states")
     _typed(f, where, entry, "states", int)
-    settings = _settings(f, (*where, "settings"), model, _typed(f, where, entry, "settings", dict) or {})
+    settings = _settings(f, (*where, "settings"), cls, _typed(f, where, entry, "settings", dict) or {})
     expect = _expect(f, (*where, "expect"), _typed(f, where, entry, "expect", dict) or {})
     try:
-        _, invariants = registry.build(model, **settings)
+        _, invariants = registry.build(model, base, **settings)
     except BadInput as e:
         raise f.error(str(e), (*where, "settings"))
     names = {i.name for i in invariants}
@@ -124,7 +130,7 @@ def _check(f: TomlFile, k: int, entry: Any) -> Check:
         if name not in names:
             raise f.error(f"unknown invariant {name!r} for model {model}; allowed: {', '.join(sorted(names))}",
                           (*where, "expect"), name)
-    return Check(model, settings, engine, symmetry, states, expect)
+    return Check(model, settings, engine, symmetry, states, expect, base)
 
 
 def _typed(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], key: str, kind: type) -> Any:
@@ -138,8 +144,9 @@ def _typed(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], key: str,
     return value
 
 
-def _settings(f: TomlFile, where: tuple[Any, ...], model: str, raw: dict[str, Any]) -> dict[str, Any]:
-    options = {o.name: o for o in registry.model_class(model).options}
+def _settings(f: TomlFile, where: tuple[Any, ...], cls: type[Model], raw: dict[str, Any]) -> dict[str, Any]:
+    model = cls.name
+    options = {o.name: o for o in cls.options}
     out: dict[str, Any] = {}
     for key, value in raw.items():
         name = key.replace("-", "_")
@@ -176,7 +183,7 @@ def updated(check: Check, result: CheckResult) -> Check:
             expect[name] = seen
     states = result.distinct_states if result.complete or check.states is not None else None
     # every option written out: the baseline pins the configuration even if a default changes
-    return Check(check.model, dict(result.settings), check.engine, check.symmetry, states, expect)
+    return Check(check.model, dict(result.settings), check.engine, check.symmetry, states, expect, check.base)
 
 
 def dumps(baseline: Baseline) -> str:

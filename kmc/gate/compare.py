@@ -40,7 +40,7 @@ class Outcome:
 
 def run_check(check: Check, engine: str | None = None, progress: ProgressHook | None = None) -> Outcome:
     """Run one check of a baseline (with `engine` instead of the check's, when given)."""
-    model, invariants = registry.build(check.model, **check.settings)
+    model, invariants = registry.build(check.model, check.base, **check.settings)
     chosen = registry.select(invariants, list(check.expect) or None)
     started = time.perf_counter()
     result = kmc_check(model, chosen, engine=engine or check.engine, progress=progress,
