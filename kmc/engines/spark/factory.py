@@ -143,7 +143,7 @@ class ModelFactory:
 def fingerprint(model: Model, invariants: Sequence[Invariant]) -> str:
     """A digest of what a run explores and checks: equal on the driver and every executor."""
     parts = (
-        f"{type(model).__module__}:{type(model).__qualname__}",
+        type(model).__qualname__,  # not its module: a script is `__main__` here, kmc_main_<digest> there
         sorted(model.settings.items()),
         [(f.name, f.lo, f.hi, f.shape) for f in model.schema.fields],
         [i.label for i in model.instances()],
