@@ -183,6 +183,29 @@ def test_an_invariant_the_builder_does_not_make_is_refused() -> None:
         ModelFactory.of(model, [other], builder=tiny_invariants)
 
 
+def test_resume_refuses_a_run_of_another_model_or_settings(tmp_path: Path) -> None:
+    """The checkpoint manifest names the run by its factory: another class, builder, settings
+    or invariant selection is another run (exit 2)."""
+    from kmc.engines.spark import store
+    from kmc.model.idempotence import Idempotence
+
+    def identity(model: Model, invariants: list[Invariant], builder: Any = None) -> dict[str, Any]:
+        return ModelFactory.of(model, invariants, builder).identity()
+
+    unsafe = Tiny(mode="unsafe")
+    store.write_manifest(tmp_path, {**identity(unsafe, tiny_invariants(unsafe), tiny_invariants), "depth": 1})
+    assert store.read_manifest(tmp_path, identity(unsafe, tiny_invariants(unsafe), tiny_invariants))["depth"] == 1
+    safe = Tiny(mode="safe")
+    idem = Idempotence()
+    from kmc.invariants.idempotence import invariants as idempotence_invariants
+
+    for other in (identity(safe, tiny_invariants(safe), tiny_invariants),
+                  identity(unsafe, tiny_invariants(unsafe)[:1], tiny_invariants),
+                  identity(idem, idempotence_invariants(idem))):
+        with pytest.raises(BadInput, match="resume with the same settings"):
+            store.read_manifest(tmp_path, other)
+
+
 _PACKAGE = {
     "__init__.py": "",
     "bounds.py": "OFFSETS = 2\n",
