@@ -39,7 +39,7 @@ import sys
 import sysconfig
 import tempfile
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Sequence
@@ -80,10 +80,8 @@ class ModelFactory:
         made = cls(_ref(type(model), "model class"), tuple(sorted(model.settings.items())),
                    _ref(builder, "invariant builder"), tuple(i.name for i in invariants),
                    fingerprint(model, invariants))
-        modules = [made.model.partition(":")[0], made.invariants.partition(":")[0]]
-        sources, aliases = _sources(modules)
-        made = cls(made.model, made.settings, made.invariants, made.names, made.fingerprint,
-                   tuple(sorted(aliases.items())), tuple(sources))
+        sources, aliases = _sources([made.model.partition(":")[0], made.invariants.partition(":")[0]])
+        made = replace(made, aliases=tuple(sorted(aliases.items())), sources=tuple(sources))
         made.check(model, invariants)
         return made
 
@@ -114,7 +112,7 @@ class ModelFactory:
             again, made = self.build(executor=False)
         except BadInput:
             raise
-        except Exception as e:
+        except Exception as e:  # an import, a model that refuses its own settings
             raise BadInput(f"the Spark engine rebuilds the model in executors; {what} fails here: "
                            f"{type(e).__name__}: {e}") from e
         if type(again) is not type(model) or again.settings != model.settings:
