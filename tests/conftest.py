@@ -1,7 +1,19 @@
-"""Shared fixtures: models by name, and a CLI runner that returns (exit code, stdout, stderr)."""
+"""Shared fixtures: models by name, a CLI runner that returns (exit code, stdout, stderr), the
+test session's one local Spark session, and a loopback standalone Spark cluster."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,3 +62,110 @@ def spark_session():
     session = start("local[2,4]", partitions=2).session
     yield session
     session.stop()
+
+
+# -- a loopback standalone cluster (tests/test_spark_cluster.py, tests/test_spark_model_factory.py) --
+
+READY_SECONDS = 90  # a cold JVM start on a loaded 2-core machine takes 5-20 s per process
+
+
+@dataclass
+class Cluster:
+    url: str  # spark://127.0.0.1:PORT
+    env: dict[str, str]  # the environment a driver of this cluster runs with
+    processes: list[subprocess.Popen[bytes]]
+    logs: Path
+
+    def log_tail(self) -> str:
+        return "\n".join(f"--- {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-20:])
+                         for f in sorted(self.logs.glob("*.log")))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).resolve().parent
+
+
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through an http_proxy
+
+
+def _alive_workers(webui_port: int) -> int:
+    """ALIVE workers in the master's status (its web UI's JSON)."""
+    try:
+        with _DIRECT.open(f"http://127.0.0.1:{webui_port}/json/", timeout=2) as r:
+            status = json.load(r)
+    except (OSError, ValueError):
+        return 0
+    return sum(1 for w in status.get("workers", []) if w.get("state") == "ALIVE")
+
+
+def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Workers first (each takes its executors and their Python workers with it: they are in
+    its process group), then the master; SIGKILL for whatever outlives SIGTERM by 15 s."""
+    for p in reversed(processes):
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + 15
+    for p in reversed(processes):
+        try:
+            p.wait(max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # the group may outlive its leader
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A master and two one-core workers started from the installed pyspark, bound to
+    127.0.0.1; one per test module that asks for it (so none outlives its module's tests),
+    stopped (process groups killed) at the end of the module, whatever happened."""
+    from kmc.engines.spark.session import _LOG4J2
+
+    home = _spark_home()
+    base = tmp_path_factory.mktemp("spark-cluster")
+    conf_dir, work_dir, logs = base / "conf", base / "work", base / "logs"
+    for d in (conf_dir, work_dir, logs):
+        d.mkdir()
+    (conf_dir / "log4j2.properties").write_text(_LOG4J2)
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_CONF_DIR": str(conf_dir),
+           "SPARK_WORKER_DIR": str(work_dir), "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONHASHSEED": "0"}
+    spark_class = str(home / "bin" / "spark-class")
+    port, webui = _free_port(), _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    commands = [
+        ("master", [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                    "--port", str(port), "--webui-port", str(webui)]),
+        *[(f"worker{k}", [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                          "--cores", "1", "--memory", "1g", "--webui-port", str(_free_port()),
+                          "--work-dir", str(work_dir)]) for k in (1, 2)],
+    ]
+    processes: list[subprocess.Popen[bytes]] = []
+    c = Cluster(url, env, processes, logs)
+    try:
+        for name, argv in commands:
+            with open(logs / f"{name}.log", "wb") as log:
+                processes.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                                  stdin=subprocess.DEVNULL, start_new_session=True))
+        deadline = time.monotonic() + READY_SECONDS
+        while _alive_workers(webui) < 2:
+            dead = [name for (name, _), p in zip(commands, processes) if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                pytest.fail(f"the loopback cluster did not come up ({', '.join(dead) or 'timeout'}):\n{c.log_tail()}")
+            time.sleep(0.5)
+        yield c
+    finally:
+        _stop(processes)

@@ -21,6 +21,10 @@ its rank spells the counterexample, which is replayed through the scalar backend
 holds only per-partition figures (sizes, each invariant's smallest violating rank and state)
 and loops over levels.
 
+Executors get the model as a `ModelFactory` (kmc/engines/spark/factory.py): the model's class
+and the function making its invariants by module and name, its settings and the invariant
+names; modules they cannot import are shipped to them. No model catalogue is involved.
+
 Every level's owner partitions are persisted and checkpointed locally (lineage cut at each
 level); a task that fails is retried by Spark from the previous level's stored partitions,
 with the same result. With a checkpoint directory each completed level is also written as
@@ -39,10 +43,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kmc import registry
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import store
 from kmc.engines.spark import tasks
+from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import first_occurrences
 from kmc.engines.vector.levelstep import LevelStep
@@ -51,7 +55,6 @@ from kmc.engines.search import Limits, ProgressHook, Violations, finish
 from kmc.engines.spark.session import DEFAULT_MASTER, start, zip_single
 from kmc.engines.vector.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
-from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 
 DEFAULT_THRESHOLD = 1_000_000  # the vector engine's work for about a second; a Spark level costs ~0.3-0.5 s
@@ -66,6 +69,7 @@ class SparkOptions:
     checkpoint_dir: Path | None = None
     resume: bool = False
     threshold: int = DEFAULT_THRESHOLD  # levels run in-process until this many states are known
+    factory: ModelFactory | None = None  # how executors rebuild the model; default ModelFactory.of(model, invariants)
     fault: tasks.Fault | None = None  # test-only: fail one task once
 
 
@@ -88,7 +92,11 @@ class _Run:
         self.limits = limits
         self.progress = progress
         self.options = options
-        _check_rebuildable(model, self.invariants)
+        if options.factory is None:
+            self.factory = ModelFactory.of(model, self.invariants)
+        else:
+            self.factory = options.factory
+            self.factory.check(model, self.invariants)
         self.step = LevelStep(model, self.invariants, limits.symmetry)
         self.violations = Violations(self.invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, path rank)
@@ -114,12 +122,10 @@ class _Run:
         self.session = begun.session
         self.sc = begun.session.sparkContext
         self.partitions = options.partitions or max(self.sc.defaultParallelism, 1)
+        self.factory.ship(self.sc)
         self.b0 = max(1, (initial_count - 1).bit_length())
-        self.job = tasks.Job(self.model.name, tuple(sorted(self.model.settings.items())),
-                             tuple(i.name for i in self.invariants), self.limits.symmetry, self.partitions,
-                             self.b0, self.b, options.fault)
-        self.identity = {"model": self.model.name, "settings": dict(self.model.settings),
-                         "invariants": [i.name for i in self.invariants], "symmetry": self.limits.symmetry,
+        self.job = tasks.Job(self.factory, self.limits.symmetry, self.partitions, self.b0, self.b, options.fault)
+        self.identity = {**self.factory.identity(), "symmetry": self.limits.symmetry,
                          "keep_going": self.limits.keep_going, "partitions": self.partitions}
 
     # -- the search ----------------------------------------------------------------------
@@ -407,16 +413,3 @@ class _Run:
             paths[state] = (self.initial[init], steps)
         return paths
 
-
-def _check_rebuildable(model: Model, invariants: list[Invariant]) -> None:
-    """Executors rebuild the model from the registry by name and settings: make sure that
-    gives this very model."""
-    if model.name not in registry.MODELS or type(model) is not registry.model_class(model.name):
-        raise BadInput(f"the spark engine rebuilds models by name in executors; {type(model).__name__} is not "
-                       f"the registered {model.name!r} model (registered: {', '.join(registry.MODELS)})")
-    _, known = registry.build(model.name, **model.settings)
-    names = {i.name for i in known}
-    missing = [i.name for i in invariants if i.name not in names]
-    if missing:
-        raise BadInput(f"the spark engine rebuilds invariants by name; not registered for {model.name}: "
-                       f"{', '.join(missing)}")

@@ -9,10 +9,11 @@ Then DIR/manifest.json is replaced atomically: what the driver knows (the run's 
 sizes, counts, the violations found) and the last level written. A level is part of the run
 only once the manifest names it, so a driver that dies while writing loses at most that level.
 
-`--resume` reads the manifest, checks that it is the same run (model, settings, invariants,
-symmetry, partitions), rebuilds every owner's visited part from the keys of all levels and its share of the last
-level from that level's states, and the search goes on from there: the results are those
-of an uninterrupted run. DIR must be reachable by the driver and every executor at the same
+`--resume` reads the manifest, checks that it is the same run (the model factory's identity:
+model class and invariant builder by module and name, settings, invariant names and the
+model's fingerprint; then symmetry, --continue, partitions), rebuilds every owner's visited
+part from the keys of all levels and its share of the last level from that level's states,
+and the search goes on from there: the results are those of an uninterrupted run. DIR must be reachable by the driver and every executor at the same
 path (local disk for a local master, a shared mount on a cluster).
 """
 
@@ -34,7 +35,7 @@ from kmc.engines.vector.keyset import Visited
 from kmc.engines.spark.session import zip_single
 from kmc.errors import BadInput
 
-FORMAT = 1
+FORMAT = 2  # 2: the run is named by its model factory (kmc/engines/spark/factory.py), not a model name
 MANIFEST = "manifest.json"
 _CHUNK = 256 * 2**20  # bytes per Parquet value, well below the 2 GiB limit of a binary column
 

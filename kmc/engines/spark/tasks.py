@@ -1,8 +1,9 @@
 """What Spark executors run for the Spark engine (kmc/engines/spark/engine.py): plain functions of
 plain data, one element per partition, every array a numpy batch.
 
-A task gets the run's `Job` (the model by registry name and settings, the invariants by name)
-and rebuilds the level step from it (cached per Python worker: a cache, never state a later
+A task gets the run's `Job` (the model and its invariants as a `ModelFactory`: classes and
+functions by module and name, settings, invariant names; kmc/engines/spark/factory.py) and
+rebuilds the level step from it (cached per Python worker: a cache, never state a later
 task depends on). Two kinds of data flow between the steps of a level:
 
 - `Batch`: states with their canonical keys (sort key and other words), path ranks
@@ -21,8 +22,8 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from kmc import registry
 from kmc.engines.spark import ranks as ranks_
+from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector.keyset import Visited, mix
 from kmc.engines.vector.levelstep import LevelStep, transpose
 
@@ -43,9 +44,7 @@ class Fault:
 class Job:
     """Everything an executor needs, by name and value: no closures, no model objects."""
 
-    model: str
-    settings: tuple[tuple[str, Any], ...]
-    invariants: tuple[str, ...]
+    factory: ModelFactory
     symmetry: bool
     partitions: int
     b0: int  # rank bits of the initial index
@@ -55,8 +54,9 @@ class Job:
 
 @functools.lru_cache(maxsize=4)
 def step_for(job: Job) -> LevelStep:
-    model, invariants = registry.build(job.model, **dict(job.settings))
-    return LevelStep(model, registry.select(invariants, list(job.invariants)), job.symmetry)
+    model, invariants = job.factory.build()
+    job.factory.check_rebuilt(model, invariants)
+    return LevelStep(model, invariants, job.symmetry)
 
 
 @dataclass
