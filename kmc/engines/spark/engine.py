@@ -298,6 +298,7 @@ class _Run:
         if self.stopped_by is None:
             self.generated += sum(e.generated for e in expanded)
         else:  # as the scalar engine: count the candidates up to the last state kept
+            assert self.cut_rank is not None  # _limit sets it whenever it stops the run
             self.generated += sum(prev.mapPartitions(partial(tasks.generated_up_to, job, depth - 1,
                                                              self.cut_rank)).collect())
         self.distinct += cut
