@@ -62,12 +62,12 @@ class Idempotence(Model):
         n, R, L = s["batches"], s["retries"], self.L
         self.schema = Schema(
             [
-                Field("batch", UNSENT, ACKED, (n,), "producer: 0 unsent, 1 awaiting a response, 2 acknowledged"),
-                Field("requests", 0, R + 1, (n,), "copies of the batch's produce request in the network"),
-                Field("retries_used", 0, R, (), "batches sent again so far"),
-                Field("log", NONE, n - 1, (L,), "the partition log: batch per offset (-1: empty)"),
-                Field("log_end", 0, L, (), "log end offset"),
-                Field("last_seq", NONE, n - 1, (), "the leader's last sequence for the producer id (idempotence)"),
+                Field("batch", lo=UNSENT, hi=ACKED, shape=(n,), doc="producer: 0 unsent, 1 awaiting a response, 2 acknowledged"),
+                Field("requests", lo=0, hi=R + 1, shape=(n,), doc="copies of the batch's produce request in the network"),
+                Field("retries_used", lo=0, hi=R, doc="batches sent again so far"),
+                Field("log", lo=NONE, hi=n - 1, shape=(L,), doc="the partition log: batch per offset (-1: empty)"),
+                Field("log_end", lo=0, hi=L, doc="log end offset"),
+                Field("last_seq", lo=NONE, hi=n - 1, doc="the leader's last sequence for the producer id (idempotence)"),
             ]
         )
 
