@@ -498,18 +498,23 @@ class Replication(Model):
     def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
         return self.replicate_to(s, X, f, l)
 
-    @action(follower=REPLICA, leader=REPLICA, where=distinct)
-    def follower_truncate(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
-        """A follower whose log is longer than the leader's, or whose last record's epoch
-        differs from the leader's at that offset, truncates at fetch time (KIP-279's offset)."""
+    def follower_needs_truncation(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """f's log is longer than l's, or f's last record has another epoch than l's record at
+        that offset."""
         end = s.end_offset[f]
-        diverged = X.or_(
+        return X.or_(
             end > s.end_offset[l],
             X.and_(end > 0, self.has_offset(s, X, l, end - 1),
                    self.epoch_at(s, X, l, end - 1) != self.epoch_at(s, X, f, end - 1)),
         )
+
+    @action(follower=REPLICA, leader=REPLICA, where=distinct)
+    def follower_truncate(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """A follower whose log is longer than the leader's, or whose last record's epoch
+        differs from the leader's at that offset, truncates at fetch time (KIP-279's offset)."""
         offset = self.first_non_matching_offset_from_tail(s, X, l, f)
-        return X.and_(s.leader[l] == l, s.leader[f] == l, diverged, offset <= end)
+        return X.and_(s.leader[l] == l, s.leader[f] == l, self.follower_needs_truncation(s, X, f, l),
+                      offset <= s.end_offset[f])
 
     @follower_truncate.effect
     def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
@@ -521,6 +526,11 @@ class Replication(Model):
     def is_following_leader_epoch(self, s: StateView, X: Backend, l: int, f: int) -> Bool:
         """l presumes leadership and f follows l in l's epoch (KIP-320)."""
         return X.and_(s.leader[l] == l, s.leader[f] == l, s.epoch[f] == s.epoch[l])
+
+    def has_follower_reached_high_watermark(self, s: StateView, X: Backend, l: int, f: int) -> Bool:
+        """f holds the record just below l's high watermark (or that HW is 0)."""
+        hw = s.hw[l]
+        return X.or_(hw == 0, X.and_(hw > 0, self.has_offset(s, X, f, hw - 1)))
 
     @action(name="leader_inc_high_watermark", leader=REPLICA)
     def fenced_leader_inc_high_watermark(self, s: StateView, X: Backend, l: int) -> Bool:
@@ -552,10 +562,9 @@ class Replication(Model):
     def fenced_leader_expand_isr(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
         """The true leader adds a follower that follows its epoch and has reached its high
         watermark to the ISR, through the quorum, once the HW has reached the leader's own epoch."""
-        hw = s.hw[l]
         ready = X.and_(
             self.is_following_leader_epoch(s, X, l, r),
-            X.or_(hw == 0, X.and_(hw > 0, self.has_offset(s, X, r, hw - 1))),
+            self.has_follower_reached_high_watermark(s, X, l, r),
             self.has_high_watermark_reached_current_epoch(s, X, l),
         )
         return X.and_(s.isr[l][r] == 0, ready, self.is_true_leader(s, X, l))
