@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kmc.invariants.common import type_ok
-from kmc.model.core import NONE, Backend, Bool, Invariant, StateView, invariant
+from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.replication import Replication
 
 
-def _isr_holds_committed(m: Replication, s: StateView, X: Backend, leader: int, member_flags: list[Any]) -> Bool:
+def _isr_holds_committed(m: Replication, s: StateView, X: Backend, leader: int, member_flags: list[Int]) -> Bool:
     """Every member flagged holds, below the leader's HW, the leader's records at the same offsets."""
     hw = s.hw[leader]
     return X.forall(m.R, lambda r: X.forall(m.offsets, lambda o: X.implies(

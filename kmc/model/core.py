@@ -276,6 +276,18 @@ class ActionDef:
         self._effect = fn
         return fn
 
+    def replace(self, *, guard: Callable[..., Bool] | None = None,
+                effect: Callable[..., Effect] | None = None) -> ActionDef:
+        """The same action with another guard or effect, for a variant of a model in a subclass:
+        `consume = Transactions.consume.replace(guard=_reads_to_log_end)`."""
+        effect = effect or self._effect
+        if effect is None:
+            raise TypeError(f"action {self.name} declares no effect")
+        out = ActionDef(guard or self.guard, self.name, self.params, self.where)
+        out.doc = self.doc
+        out.effect(effect)
+        return out
+
     def _check_arity(self, fn: Callable[..., Any], part: str) -> None:
         code = getattr(fn, "__code__", None)
         want = 3 + len(self.params)  # self, s, X, then one per parameter

@@ -24,7 +24,7 @@ See docs/fetch.md for each rule and the seed section it comes from.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from kmc.errors import BadInput
 from kmc.model.core import (
@@ -179,7 +179,7 @@ class Fetch(Model):
     def isr_size(self, s: StateView, X: Backend, l: int) -> Int:
         return X.count(s.isr[l][x] for x in self.R)
 
-    def leader_hw(self, s: StateView, X: Backend, l: int, leo: Int, isr: Sequence[Any], remote: Sequence[Any]) -> Int:
+    def leader_hw(self, s: StateView, X: Backend, l: int, leo: Int, isr: Sequence[Int], remote: Sequence[Int]) -> Int:
         """HW = min LEO over the ISR (the leader's own LEO included); it never moves back."""
         lowest = leo
         for x in self.R:
@@ -215,16 +215,16 @@ class Fetch(Model):
         r truncates to the smaller of the leader's end offset and its own end of that epoch)."""
         latest = X.at(s.log_epoch[r], s.leo[r] - 1)
         # the leader's epoch cache: epochs of its records, plus its current epoch from its LEO
-        newer_start: Any = s.leo[l]
+        newer_start: Int = s.leo[l]
         for o in reversed(self.offsets):
             newer_start = X.ite(X.and_(o < s.leo[l], s.log_epoch[l][o] > latest), o, newer_start)
         has_newer = X.or_(s.epoch[l] > latest, X.exists(self.offsets, lambda o: X.and_(o < s.leo[l],
                                                                                       s.log_epoch[l][o] > latest)))
-        answered: Any = NONE  # the largest epoch <= latest the leader knows
+        answered: Int = NONE  # the largest epoch <= latest the leader knows
         for o in self.offsets:
             answered = X.ite(X.and_(o < s.leo[l], s.log_epoch[l][o] <= latest), X.max_(answered, s.log_epoch[l][o]), answered)
         leader_end = X.ite(s.epoch[l] == latest, s.leo[l], newer_start)
-        own_end: Any = s.leo[r]  # r's end of the answered epoch
+        own_end: Int = s.leo[r]  # r's end of the answered epoch
         for o in reversed(self.offsets):
             own_end = X.ite(X.and_(o < s.leo[r], answered != NONE, s.log_epoch[r][o] > answered), o, own_end)
         end = X.min_(leader_end, X.ite(X.or_(answered == latest, answered == NONE), s.leo[r], own_end))
@@ -484,7 +484,7 @@ class Fetch(Model):
 
     @acknowledge.effect
     def _(self, s: StateView, X: Backend, k: int, l: int) -> Effect:
-        offset: Any = 0
+        offset: Int = 0
         for o in self.offsets:
             offset = X.ite(s.log_record[l][o] == k, o, offset)
         return {"acked_offset": {k: offset}}

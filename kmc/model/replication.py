@@ -21,7 +21,7 @@ baselines name it); docs/replication.md maps each field and action to the spec's
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from kmc.model.core import (
     NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
@@ -177,7 +177,7 @@ class Replication(Model):
         the epoch r knows."""
         return X.and_(e < s.next_leader_epoch, s.request_leader[e] == l, s.epoch[r] < e)
 
-    def controller_update_isr(self, s: StateView, X: Backend, leader: Int, isr: list[Any]) -> Effect:
+    def controller_update_isr(self, s: StateView, X: Backend, leader: Int, isr: list[Int]) -> Effect:
         """The controller moves the quorum to the next epoch and sends its LeaderAndIsr request."""
         e = s.next_leader_epoch
         return {
@@ -188,7 +188,7 @@ class Replication(Model):
             "next_leader_epoch": e + 1,
         }
 
-    def quorum_update_leader_and_isr(self, s: StateView, X: Backend, l: int, isr: list[Any]) -> Effect:
+    def quorum_update_leader_and_isr(self, s: StateView, X: Backend, l: int, isr: list[Int]) -> Effect:
         """The true leader writes a new ISR to the quorum and to its own view."""
         return {"quorum_isr": isr, "isr": {l: isr}}
 
@@ -229,12 +229,12 @@ class Replication(Model):
         }
 
     @staticmethod
-    def without(flags: Sequence[Any], r: int) -> list[Any]:
+    def without(flags: Sequence[Int], r: int) -> list[Int]:
         """A set of replicas (flags) minus r."""
         return [0 if x == r else v for x, v in enumerate(flags)]
 
     @staticmethod
-    def adding(flags: Sequence[Any], r: int) -> list[Any]:
+    def adding(flags: Sequence[Int], r: int) -> list[Int]:
         """A set of replicas (flags) plus r."""
         return [1 if x == r else v for x, v in enumerate(flags)]
 
@@ -361,7 +361,7 @@ class Replication(Model):
     def lookup_offset_for_epoch(self, s: StateView, X: Backend, l: int, f: int, epoch: Int) -> Int:
         """The leader's answer to OffsetsForLeaderEpoch (KIP-101): its end offset if its last
         record has `epoch`, else the first offset with a larger epoch, else f's HW."""
-        first_larger: Any = s.hw[f]
+        first_larger: Int = s.hw[f]
         for o in reversed(self.offsets):  # descending: the lowest such offset wins
             first_larger = X.ite(X.and_(o < s.end_offset[l], s.log_epoch[l][o] > epoch), o, first_larger)
         last_epoch = self.epoch_at(s, X, l, s.end_offset[l] - 1)
@@ -392,7 +392,7 @@ class Replication(Model):
 
     def first_non_matching_offset_from_tail(self, s: StateView, X: Backend, l: int, f: int) -> Int:
         """One past the highest offset where f and l hold the same record, else 0 (KIP-279)."""
-        result: Any = 0
+        result: Int = 0
         for o in self.offsets:  # ascending: the highest matching offset wins
             result = X.ite(self.same_record(s, X, f, l, o), o + 1, result)
         return result
