@@ -153,10 +153,11 @@ class Fetch(Model):
         """Every action, in the order engines explore them (it fixes the BFS order, hence which
         shortest trace is found); the mode picks the variants of fetch, restart and become_follower."""
         if self.mode == "hw":
-            fetch, restart, become_follower = self.fetch, self.restart_truncating_to_hw, self.become_follower_truncating_to_hw
+            fetch, restart = self.fetch, self.restart_truncating_to_hw
+            become_follower = self.become_follower_truncating_to_hw
         elif self.mode == "epoch":
             fetch, restart, become_follower = self.fetch, self.restart, self.become_follower_by_leader_epoch
-        else:
+        else:  # epoch-fenced
             fetch, restart, become_follower = self.fenced_fetch, self.restart, self.fenced_become_follower
         acts = [
             self.produce, fetch, self.fetch_response, self.shrink_isr, self.expand_isr, self.crash, restart,
