@@ -119,8 +119,9 @@ class Replication(Model):
     # -- Next, by mode -------------------------------------------------------------------
 
     def actions(self) -> Sequence[Action]:
-        """The mode's `Next`, as its spec module lists it, in the order engines explore the
-        actions (it fixes the BFS order, hence which shortest trace is found)."""
+        """The mode's `Next`: the actions its spec module's `Next` chooses, in kmc's one order
+        for every mode (engines explore in it: it fixes the BFS order, hence which shortest trace
+        is found)."""
         shared = [self.controller_elect_leader, self.controller_shrink_isr, self.become_leader, self.leader_write]
         if self.mode == "kip320":  # Kip320
             return [*shared, self.fenced_leader_inc_high_watermark, self.fenced_leader_shrink_isr,
