@@ -39,7 +39,7 @@ class Branchy(Model):
     options = (Option("mode", "only", "mode", choices=("only",)),)
 
     def _build(self) -> None:
-        self.schema = Schema([Field("x", 0, 3)])
+        self.schema = Schema([Field("x", lo=0, hi=3)])
 
     def initial_states(self) -> list[tuple[int, ...]]:
         return [(0,)]

@@ -10,7 +10,7 @@ from kmc.errors import BadInput
 from kmc.model.core import Field, Option, Schema
 from kmc.model.replication import Replication
 
-SCHEMA = Schema([Field("a", 0, 3), Field("b", -1, 2, (2,)), Field("c", 0, 1, (2, 3))])
+SCHEMA = Schema([Field("a", lo=0, hi=3), Field("b", lo=-1, hi=2, shape=(2,)), Field("c", lo=0, hi=1, shape=(2, 3))])
 
 
 def test_layout_is_row_major() -> None:

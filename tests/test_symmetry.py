@@ -130,11 +130,13 @@ def test_full_three_replica_kip320_run_without_symmetry() -> None:
 
 def test_models_without_replicas_are_refused() -> None:
     with pytest.raises(BadInput, match="declares no replica axes"):
-        Symmetry(Schema([Field("a", 0, 3, (2,))]))
+        Symmetry(Schema([Field("a", lo=0, hi=3, shape=(2,))]))
     with pytest.raises(BadInput, match="different sizes"):
-        Symmetry(Schema([Field("a", 0, 1, (2,), replica_axes=(0,)), Field("b", 0, 1, (3,), replica_axes=(0,))]))
+        Symmetry(Schema([Field("a", lo=0, hi=1, shape=(2,), replica_axes=(0,)),
+                         Field("b", lo=0, hi=1, shape=(3,), replica_axes=(0,))]))
     with pytest.raises(BadInput, match="not within"):
-        Symmetry(Schema([Field("a", 0, 1, (2,), replica_axes=(0,)), Field("b", -1, 5, (), holds_replica=True)]))
+        Symmetry(Schema([Field("a", lo=0, hi=1, shape=(2,), replica_axes=(0,)),
+                         Field("b", lo=-1, hi=5, holds_replica=True)]))
     with pytest.raises(BadInput, match=f"at most 5 replicas \\({math.factorial(5)} permutations\\)"):
         Symmetry(build("replication", replicas=6)[0].schema)
 
@@ -158,7 +160,8 @@ class Lopsided(Model):
     options = (Option("mode", "fair", "mode", choices=("fair", "first")),)
 
     def _build(self) -> None:
-        self.schema = Schema([Field("up", 0, 1, (3,), replica_axes=(0,)), Field("leader", -1, 2, (), holds_replica=True)])
+        self.schema = Schema([Field("up", lo=0, hi=1, shape=(3,), replica_axes=(0,)),
+                              Field("leader", lo=-1, hi=2, holds_replica=True)])
 
     def initial_states(self):
         return [self.schema.state(up=[0, 0, 0], leader=-1)]

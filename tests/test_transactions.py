@@ -5,7 +5,6 @@ scripted step by step; invariants shown not to be vacuous by breaking the model.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
@@ -14,6 +13,7 @@ from kmc.engines.vector import engine as vector
 from kmc.semantics.scalar import ScalarModel
 from kmc.engines.search import Limits
 from kmc.invariants.transactions import invariants as transaction_invariants
+from kmc.model.core import Backend, Bool, Effect, StateView
 from kmc.model.transactions import Transactions
 from kmc.registry import select
 from kmc.traces.replay import replay
@@ -145,15 +145,17 @@ def test_zombie_is_fenced_in_both_modes() -> None:
 class ReadsPastTheLSO(Transactions):
     """A broken consumer: reads up to the log end, as read_uncommitted does."""
 
-    def consume_guard(self, s: Any, X: Any, p: int) -> Any:
+    def _reads_to_log_end(self, s: StateView, X: Backend, p: int) -> Bool:
         return s.read_pos[p] < s.log_end[p]
+
+    consume = Transactions.consume.replace(guard=_reads_to_log_end)
 
 
 class NoEpochFencing(Transactions):
     """A broken partition: takes every write whatever its epoch and sequence."""
 
-    def append_effect(self, s: Any, X: Any, i: int, p: int) -> dict[str, Any]:
-        effect = dict(super().append_effect(s, X, i, p))
+    def _appends_anything(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
+        effect = dict(super().partition_append.effect(s, X, i, p))
         e, end = s.request_epoch[i][p], s.log_end[p]
         at_end = [o == end for o in self.offsets]
         effect.update({
@@ -165,6 +167,8 @@ class NoEpochFencing(Transactions):
             "part_epoch": {p: X.max_(e, s.part_epoch[p])},
         })
         return effect
+
+    partition_append = Transactions.partition_append.replace(effect=_appends_anything)
 
 
 @pytest.mark.parametrize("broken,invariant", [(ReadsPastTheLSO, "no-aborted-reads"), (NoEpochFencing, "zombie-fenced")])

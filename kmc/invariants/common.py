@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmc.model.core import Invariant, Schema
+from kmc.model.core import Backend, Bool, Invariant, Schema, StateView
 
 
 def type_ok(schema: Schema) -> Invariant:
     """Every field of every state within its declared range."""
 
-    def holds(s: Any, X: Any) -> Any:
+    def holds(s: StateView, X: Backend) -> Bool:
         checks = []
         for f in schema.fields:
             value = getattr(s, f.name)

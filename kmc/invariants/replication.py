@@ -2,69 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kmc.invariants.common import type_ok
-from kmc.model.core import NONE, Invariant
+from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.replication import Replication
 
 
-def _isr_holds_committed(m: Replication, s: Any, X: Any, leader: int, member_flags: list[Any]) -> Any:
+def _isr_holds_committed(m: Replication, s: StateView, X: Backend, leader: int, member_flags: list[Int]) -> Bool:
     """Every member flagged holds, below the leader's HW, the leader's records at the same offsets."""
     hw = s.hw[leader]
-    return X.and_(
-        *[
-            X.implies(X.and_(member_flags[r] == 1, o < hw), m.same_record(s, X, leader, r, o))
-            for r in m.R
-            for o in m.offsets
-        ]
-    )
+    return X.forall(m.R, lambda r: X.forall(m.offsets, lambda o: X.implies(
+        X.and_(member_flags[r] == 1, o < hw), m.same_record(s, X, leader, r, o))))
 
 
-def weak_isr(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.and_(
-            *[X.implies(s.leader[l] == l, _isr_holds_committed(m, s, X, l, s.isr[l])) for l in m.R]
-        )
-
-    return Invariant(
-        "weak-isr",
-        holds,
-        "all data below a presumed leader's high watermark is on every member of its presumed ISR",
-    )
+@invariant("weak-isr")
+def weak_isr(m: Replication, s: StateView, X: Backend) -> Bool:
+    """all data below a presumed leader's high watermark is on every member of its presumed ISR"""
+    return X.forall(m.R, lambda l: X.implies(s.leader[l] == l, _isr_holds_committed(m, s, X, l, s.isr[l])))
 
 
-def strong_isr(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.and_(
-            *[X.implies(s.leader[l] == l, _isr_holds_committed(m, s, X, l, s.quorum_isr)) for l in m.R]
-        )
-
-    return Invariant(
-        "strong-isr",
-        holds,
-        "all data below a presumed leader's high watermark is on every member of the quorum ISR "
-        "(committed data survives any clean election)",
-    )
+@invariant("strong-isr")
+def strong_isr(m: Replication, s: StateView, X: Backend) -> Bool:
+    """all data below a presumed leader's high watermark is on every member of the quorum ISR
+    (committed data survives any clean election)"""
+    return X.forall(m.R, lambda l: X.implies(s.leader[l] == l, _isr_holds_committed(m, s, X, l, s.quorum_isr)))
 
 
-def leader_in_isr(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.implies(s.quorum_leader != NONE, X.at(s.quorum_isr, s.quorum_leader) == 1)
-
-    return Invariant("leader-in-isr", holds, "when the quorum names a leader, it is in the quorum ISR")
+@invariant("leader-in-isr")
+def leader_in_isr(m: Replication, s: StateView, X: Backend) -> Bool:
+    """when the quorum names a leader, it is in the quorum ISR"""
+    return X.implies(s.quorum_leader != NONE, X.at(s.quorum_isr, s.quorum_leader) == 1)
 
 
 def log_type_ok(m: Replication) -> Invariant:
     base = type_ok(m.schema)
 
-    def holds(s: Any, X: Any) -> Any:
-        slots = [
-            X.and_((s.log_id[r][o] == NONE) == (o >= s.end_offset[r]), (s.log_epoch[r][o] == NONE) == (o >= s.end_offset[r]))
-            for r in m.R
-            for o in m.offsets
-        ]
-        return X.and_(base.predicate(s, X), *slots)
+    def holds(s: StateView, X: Backend) -> Bool:
+        def slot_empty_past_end(r: int, o: int) -> Bool:
+            past_end = o >= s.end_offset[r]
+            return X.and_(X.iff(s.log_id[r][o] == NONE, past_end), X.iff(s.log_epoch[r][o] == NONE, past_end))
+
+        return X.and_(base.predicate(s, X),
+                      X.forall(m.R, lambda r: X.forall(m.offsets, lambda o: slot_empty_past_end(r, o))))
 
     return Invariant("type-ok", holds, "every field within its range; empty log slots exactly at and above the end offset")
 
@@ -79,51 +57,44 @@ def invariants(m: Replication) -> list[Invariant]:
 # ---------------------------------------------------------------------------------------
 
 
-def leader_knows_epoch(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.and_(*[(s.leader[r] == NONE) == (s.epoch[r] == NONE) for r in m.R])
-
-    return Invariant("leader-knows-epoch", holds,
-                     "lemma (every mode): a replica knows a leader exactly when it knows a leader epoch")
+@invariant("leader-knows-epoch")
+def leader_knows_epoch(m: Replication, s: StateView, X: Backend) -> Bool:
+    """lemma (every mode): a replica knows a leader exactly when it knows a leader epoch"""
+    return X.forall(m.R, lambda r: X.iff(s.leader[r] == NONE, s.epoch[r] == NONE))
 
 
-def leader_in_own_isr(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.and_(*[X.and_(X.implies(s.leader[r] == l, s.isr[r][l] == 1),
-                               X.implies(s.leader[r] == NONE, s.isr[r][l] == 0)) for r in m.R for l in m.R])
-
-    return Invariant("leader-in-own-isr", holds,
-                     "lemma (every mode): the leader a replica presumes is in the ISR it presumes (empty without a leader)")
-
-
-def request_leader_in_isr(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.and_(*[X.implies(s.request_leader[e] == r, s.request_isr[e][r] == 1) for e in m.epochs for r in m.R])
-
-    return Invariant("request-leader-in-isr", holds,
-                     "lemma (every mode): a LeaderAndIsr request's leader is in the request's ISR")
+@invariant("leader-in-own-isr")
+def leader_in_own_isr(m: Replication, s: StateView, X: Backend) -> Bool:
+    """lemma (every mode): the leader a replica presumes is in the ISR it presumes (empty without a leader)"""
+    return X.forall(m.R, lambda r: X.forall(m.R, lambda l: X.and_(
+        X.implies(s.leader[r] == l, s.isr[r][l] == 1),
+        X.implies(s.leader[r] == NONE, s.isr[r][l] == 0))))
 
 
-def counters_ahead(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        known = [s.epoch[r] < s.next_leader_epoch for r in m.R]
-        logged = [X.and_(s.log_epoch[r][o] < s.next_leader_epoch, s.log_id[r][o] < s.next_record_id)
-                  for r in m.R for o in m.offsets]
-        unsent = [X.implies(s.next_leader_epoch <= e, X.and_(s.request_leader[e] == NONE,
-                                                             *[s.request_isr[e][x] == 0 for x in m.R]))
-                  for e in m.epochs]
-        first = X.implies(s.next_leader_epoch == 0, s.quorum_leader == NONE)
-        return X.and_(*known, *logged, *unsent, first)
-
-    return Invariant("counters-ahead", holds,
-                     "lemma (every mode): epochs and record ids in use were handed out; requests not yet sent are empty")
+@invariant("request-leader-in-isr")
+def request_leader_in_isr(m: Replication, s: StateView, X: Backend) -> Bool:
+    """lemma (every mode): a LeaderAndIsr request's leader is in the request's ISR"""
+    return X.forall(m.epochs, lambda e: X.forall(m.R, lambda r: X.implies(s.request_leader[e] == r,
+                                                                          s.request_isr[e][r] == 1)))
 
 
-def hw_le_end_offset(m: Replication) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.and_(*[s.hw[r] <= s.end_offset[r] for r in m.R])
+@invariant("counters-ahead")
+def counters_ahead(m: Replication, s: StateView, X: Backend) -> Bool:
+    """lemma (every mode): epochs and record ids in use were handed out; requests not yet sent are empty"""
+    known = X.forall(m.R, lambda r: s.epoch[r] < s.next_leader_epoch)
+    logged = X.forall(m.R, lambda r: X.forall(m.offsets, lambda o: X.and_(
+        s.log_epoch[r][o] < s.next_leader_epoch, s.log_id[r][o] < s.next_record_id)))
+    unsent = X.forall(m.epochs, lambda e: X.implies(
+        s.next_leader_epoch <= e,
+        X.and_(s.request_leader[e] == NONE, X.forall(m.R, lambda x: s.request_isr[e][x] == 0))))
+    first = X.implies(s.next_leader_epoch == 0, s.quorum_leader == NONE)
+    return X.and_(known, logged, unsent, first)
 
-    return Invariant("hw-le-end-offset", holds, "lemma (every mode): no replica's high watermark is above its end offset")
+
+@invariant("hw-le-end-offset")
+def hw_le_end_offset(m: Replication, s: StateView, X: Backend) -> Bool:
+    """lemma (every mode): no replica's high watermark is above its end offset"""
+    return X.forall(m.R, lambda r: s.hw[r] <= s.end_offset[r])
 
 
 def lemmas(m: Replication) -> list[Invariant]:

@@ -3,9 +3,24 @@
 A model is a finite state machine over named integer fields. A concrete state is a flat
 tuple of ints laid out by the model's Schema. Actions and invariants read a state through a
 *view* (`s.hw[r]`, `s.log_id[r][o]`) and compute with Python operators on those values and
-with the lifted operations of a backend `X` (see kmc/semantics/), so that the same
+with the lifted operations of a backend `X: Backend` (see kmc/semantics/), so that the same
 code runs on Python ints, numpy columns and z3 terms. Plain `if`, `and`, `or`, `min`, `max`
 are for concrete parameters and constants only.
+
+An action is declared once, on the model class, with its parameters, its guard (the decorated
+method, whose docstring says when Kafka does it) and its effect right below it:
+
+    @action(replica=REPLICA, epoch=EPOCH)
+    def become_leader(self, s: StateView, X: Backend, r: int, e: int) -> Bool:
+        '''A replica becomes leader on a LeaderAndIsr request naming it ...'''
+        return X.and_(e < s.next_leader_epoch, s.request_leader[e] == r, s.epoch[r] < e)
+
+    @become_leader.effect
+    def _(self, s: StateView, X: Backend, r: int, e: int) -> Effect:
+        return {"epoch": {r: e}, "leader": {r: r}, "isr": {r: list(s.request_isr[e])}}
+
+Read from a model instance, `self.become_leader` is that model's `Action`; a model's `actions()`
+lists them in the order engines explore, as a TLA+ spec's `Next` lists its disjuncts.
 
 This module depends on nothing else in kmc: engines depend on it, never the reverse.
 """
@@ -14,8 +29,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Iterator, Mapping, Protocol, Sequence
+from dataclasses import KW_ONLY, dataclass
+from typing import (
+    TYPE_CHECKING, Any, Callable, ClassVar, Generic, Iterable, Iterator, Mapping, Protocol, Sequence, TypeVar,
+    overload,
+)
 
 from kmc.errors import BadInput
 
@@ -36,13 +54,15 @@ def replica_name(r: int) -> str:
 
 @dataclass(frozen=True)
 class Field:
-    """A named integer field with inclusive range [lo, hi]; `shape` makes it an array.
+    """A named integer field with inclusive range [lo, hi]; `shape` makes it an array:
+    `Field("hw", lo=0, hi=size, shape=(n,), doc="high watermark", replica_axes=(0,))`.
 
     `replica_axes` lists the axes indexed by replica id and `holds_replica` says whether
     the values are replica ids (with -1 for none): the symmetry reduction needs both.
     """
 
     name: str
+    _: KW_ONLY
     lo: int
     hi: int
     shape: tuple[int, ...] = ()
@@ -59,6 +79,17 @@ class View:
     """A state seen by field name. Slots are filled by Schema.view."""
 
     __slots__ = ()
+
+    if TYPE_CHECKING:  # fields are attributes made per schema: a type checker sees any name
+        def __getattr__(self, name: str) -> Any: ...
+
+
+# The types model code is written against. Values are lifted: a Python int or bool (scalar),
+# a numpy column (vector), a tracing Term, a z3 term (symbolic), so they stay `Any` to a checker.
+StateView = View  # `s`: a state (or a batch of states) seen by field name: s.hw[r], s.log_id[r][o]
+Bool = Any  # a lifted truth value: what guards and invariants return
+Int = Any  # a lifted integer
+Effect = dict[str, Any]  # field name -> its new value, or {concrete index: new sub-value}
 
 
 class Schema:
@@ -81,7 +112,7 @@ class Schema:
         self.width = pos
         self.lo: tuple[int, ...] = tuple(f.lo for f in fields for _ in range(f.size))
         self.hi: tuple[int, ...] = tuple(f.hi for f in fields for _ in range(f.size))
-        self._view_class = type("StateView", (View,), {"__slots__": tuple(names)})
+        self._view_class: type[View] = type("StateView", (View,), {"__slots__": tuple(names)})
         self._builders = [(f.name, self._builder(f)) for f in fields]
 
     # -- reading -----------------------------------------------------------------------
@@ -211,6 +242,116 @@ class Action:
 
 
 @dataclass(frozen=True)
+class Domain:
+    """What an action parameter ranges over, read from the model when its actions are built:
+    `Domain(lambda m: m.R, replica_name)` is every replica of the model, shown as r1, r2, ..."""
+
+    values: Callable[[Any], Iterable[int]]
+    show: Callable[[int], str] = str
+
+
+def distinct(a: int, b: int, *rest: int) -> bool:
+    """`where=distinct`: the first two parameters differ (a replica never follows itself)."""
+    return a != b
+
+
+class ActionDef:
+    """An action declared on a model class (see `action`); read from a model it is that model's `Action`."""
+
+    def __init__(self, guard: Callable[..., Bool], name: str | None, params: dict[str, Domain],
+                 where: Callable[..., bool] | None):
+        self.guard = guard
+        self.name = name or guard.__name__
+        self.params = params
+        self.where = where
+        self.doc = " ".join((guard.__doc__ or "").split())
+        self._effect: Callable[..., Effect] | None = None
+        self._check_arity(guard, "guard")
+
+    def effect(self, fn: Callable[..., Effect]) -> Callable[..., Effect]:
+        """Declares the action's effect: the fields it changes (decorate a method named `_`)."""
+        if self._effect is not None:
+            raise TypeError(f"action {self.name}: a second effect declared")
+        self._check_arity(fn, "effect")
+        self._effect = fn
+        return fn
+
+    def replace(self, *, guard: Callable[..., Bool] | None = None,
+                effect: Callable[..., Effect] | None = None) -> ActionDef:
+        """The same action with another guard or effect, for a variant of a model in a subclass:
+        `consume = Transactions.consume.replace(guard=_reads_to_log_end)`."""
+        effect = effect or self._effect
+        if effect is None:
+            raise TypeError(f"action {self.name} declares no effect")
+        out = ActionDef(guard or self.guard, self.name, self.params, self.where)
+        out.doc = self.doc
+        out.effect(effect)
+        return out
+
+    def _check_arity(self, fn: Callable[..., Any], part: str) -> None:
+        code = getattr(fn, "__code__", None)
+        want = 3 + len(self.params)  # self, s, X, then one per parameter
+        if code is not None and code.co_argcount != want:
+            raise TypeError(
+                f"action {self.name}: its {part} takes {code.co_argcount} arguments; with parameters "
+                f"({', '.join(self.params)}) it must take (self, s, X, {', '.join(self.params)})"
+            )
+
+    @overload
+    def __get__(self, model: None, owner: type) -> ActionDef: ...
+    @overload
+    def __get__(self, model: Model, owner: type) -> Action: ...
+
+    def __get__(self, model: Model | None, owner: type) -> ActionDef | Action:
+        if model is None:
+            return self
+        if self._effect is None:
+            raise TypeError(f"action {self.name} declares no effect (add `@{self.guard.__name__}.effect` below it)")
+        return Action(
+            self.name,
+            self.guard.__get__(model, owner),
+            self._effect.__get__(model, owner),
+            tuple(Param(name, tuple(d.values(model)), d.show) for name, d in self.params.items()),
+            self.where,
+            self.doc,
+        )
+
+
+def action(*, name: str | None = None, where: Callable[..., bool] | None = None,
+           **params: Domain) -> Callable[[Callable[..., Bool]], ActionDef]:
+    """Declares an action on a model class: the decorated method is its guard, its docstring
+    the action's doc (when Kafka does it), the keyword arguments its parameters in order
+    (`follower=REPLICA, leader=REPLICA`), `where` a filter on concrete parameters, and `name`
+    the action's name when it is not the method's (a spec variant of a common action)."""
+
+    def declare(guard: Callable[..., Bool]) -> ActionDef:
+        return ActionDef(guard, name, params, where)
+
+    return declare
+
+
+M = TypeVar("M")
+
+
+def invariant(name: str, *, report: bool = False) -> Callable[[Callable[[M, StateView, Backend], Bool]],
+                                                              Callable[[M], Invariant]]:
+    """Declares an invariant of a model: `@invariant("weak-isr") def weak_isr(m, s, X)`, whose
+    docstring is the invariant's doc; `weak_isr(m)` is then model m's `Invariant`."""
+
+    def declare(holds: Callable[[M, StateView, Backend], Bool]) -> Callable[[M], Invariant]:
+        doc = " ".join((holds.__doc__ or "").split())
+
+        def bind(m: M) -> Invariant:
+            return Invariant(name, lambda s, X: holds(m, s, X), doc, report)
+
+        bind.__name__ = holds.__name__
+        bind.__doc__ = holds.__doc__
+        return bind
+
+    return declare
+
+
+@dataclass(frozen=True)
 class Instance:
     """One member of an action family: the action with its parameters bound."""
 
@@ -280,20 +421,40 @@ class Option:
         return value
 
 
-class Backend(Protocol):
-    """The lifted operations every backend provides (kmc/semantics/)."""
+T = TypeVar("T")
 
-    def ite(self, c: Any, a: Any, b: Any) -> Any: ...
-    def and_(self, *xs: Any) -> Any: ...
-    def or_(self, *xs: Any) -> Any: ...
-    def not_(self, x: Any) -> Any: ...
-    def implies(self, a: Any, b: Any) -> Any: ...
-    def min_(self, *xs: Any) -> Any: ...
-    def max_(self, *xs: Any) -> Any: ...
-    def at(self, array: Sequence[Any], index: Any) -> Any: ...
-    def set_at(self, array: Sequence[Any], index: Any, value: Any) -> list[Any]: ...
-    def all(self, xs: Any) -> Any: ...
-    def any(self, xs: Any) -> Any: ...
+
+class Backend(Protocol):
+    """The lifted operations every backend provides (kmc/semantics/): `X` in model code.
+
+    Every backend gives them the same meaning; `Scalar` (Python ints) is the definition."""
+
+    name: str
+
+    def ite(self, c: Bool, a: Any, b: Any) -> Any:
+        """a if c else b (element by element for equally shaped lists)."""
+    def and_(self, *xs: Bool) -> Bool:
+        """Every x holds (true for none)."""
+    def or_(self, *xs: Bool) -> Bool:
+        """Some x holds (false for none)."""
+    def not_(self, x: Bool) -> Bool: ...
+    def implies(self, a: Bool, b: Bool) -> Bool: ...
+    def iff(self, a: Bool, b: Bool) -> Bool:
+        """a and b have the same truth value (a 0/1 flag counts as a truth value)."""
+    def min_(self, *xs: Int) -> Int: ...
+    def max_(self, *xs: Int) -> Int: ...
+    def at(self, array: Sequence[Any], index: Int) -> Any:
+        """array[index] for a state-dependent index; out-of-range indices read the nearest element."""
+    def set_at(self, array: Sequence[Any], index: Int, value: Any) -> list[Any]:
+        """A copy of array with array[index] = value; an out-of-range index changes nothing."""
+    def all(self, xs: Iterable[Bool]) -> Bool: ...
+    def any(self, xs: Iterable[Bool]) -> Bool: ...
+    def forall(self, xs: Iterable[T], fn: Callable[[T], Bool]) -> Bool:
+        """fn(x) holds for every x of a concrete range (TLA+'s \\A x \\in xs)."""
+    def exists(self, xs: Iterable[T], fn: Callable[[T], Bool]) -> Bool:
+        """fn(x) holds for some x of a concrete range (TLA+'s \\E x \\in xs)."""
+    def count(self, xs: Iterable[Bool]) -> Int:
+        """How many of xs hold (0/1 flags count as truth values): the size of a set of flags."""
 
 
 # ---------------------------------------------------------------------------------------

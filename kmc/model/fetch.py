@@ -16,15 +16,21 @@ Modes (how a replica truncates):
                 rejects them, and a fetch response tells a diverged follower where to
                 truncate (KIP-320)
 
+The three actions the modes change (fetch, restart, become_follower) are declared once per
+variant, and `actions()` picks the mode's.
+
 See docs/fetch.md for each rule and the seed section it comes from.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Callable, Sequence
 
 from kmc.errors import BadInput
-from kmc.model.core import NONE, Action, Field, Model, Option, Param, Schema, State, replica_name
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
+    distinct, replica_name,
+)
 
 
 MODES = {
@@ -32,6 +38,10 @@ MODES = {
     "epoch": "truncate by OffsetsForLeaderEpoch on becoming follower (KIP-101, KIP-279)",
     "epoch-fenced": "epoch, with requests fenced by leader epoch and diverging fetch responses (KIP-320)",
 }
+
+REPLICA = Domain(lambda m: m.R, replica_name)
+REPLICA_OR_NONE = Domain(lambda m: (*m.R, NONE), replica_name)
+RECORD = Domain(lambda m: m.records, lambda k: f"m{k}")
 
 
 class Fetch(Model):
@@ -73,29 +83,39 @@ class Fetch(Model):
         self.unclean: bool = s["unclean_leader_election"]
         n, L, E, N = len(self.R), self.L, self.max_epoch, s["max_records"]
         last = n - 1
+        one = (0,)  # indexed by replica
         self.schema = Schema(
             [
-                Field("log_record", NONE, N - 1, (n, L), "record id per offset", (0,)),
-                Field("log_epoch", NONE, E, (n, L), "leader epoch per offset (the epoch cache derives from it)", (0,)),
-                Field("leo", 0, L, (n,), "log end offset", (0,)),
-                Field("hw", 0, L, (n,), "high watermark, checkpointed: survives crashes", (0,)),
-                Field("alive", 0, 1, (n,), "broker up", (0,)),
-                Field("epoch", NONE, E, (n,), "leader epoch the replica knows", (0,)),
-                Field("leader", NONE, last, (n,), "leader the replica follows (itself when leading)", (0,), True),
-                Field("isr", 0, 1, (n, n), "a leader's ISR (flags)", (0, 1)),
-                Field("remote_leo", 0, L, (n, n), "a leader's LEO of each follower, from fetch offsets", (0, 1)),
-                Field("response_end", NONE, L, (n,), "fetch response in flight: end offset (-1: none)", (0,)),
-                Field("response_hw", 0, L, (n,), "fetch response in flight: the leader's HW", (0,)),
-                Field("response_record", NONE, N - 1, (n, L), "fetch response in flight: records by offset", (0,)),
-                Field("response_epoch", NONE, E, (n, L), "fetch response in flight: record epochs", (0,)),
-                Field("quorum_leader", NONE, last, (), "leader in ZooKeeper (-1: offline)", (), True),
-                Field("quorum_epoch", 0, E, (), "leader epoch in ZooKeeper"),
-                Field("quorum_isr", 0, 1, (n,), "ISR in ZooKeeper (flags)", (0,)),
-                Field("next_record", 0, N, (), "id of the next record produced"),
-                Field("acked_offset", NONE, L - 1, (N,), "offset at which a record was acknowledged (-1: not)"),
-                Field("consumed", NONE, N - 1, (L,), "record a consumer read at each offset"),
-                Field("consumer_offset", 0, L, (), "the consumer's next offset"),
-                Field("crashes", 0, s["max_crashes"], (), "broker crashes so far"),
+                Field("log_record", lo=NONE, hi=N - 1, shape=(n, L), doc="record id per offset", replica_axes=one),
+                Field("log_epoch", lo=NONE, hi=E, shape=(n, L),
+                      doc="leader epoch per offset (the epoch cache derives from it)", replica_axes=one),
+                Field("leo", lo=0, hi=L, shape=(n,), doc="log end offset", replica_axes=one),
+                Field("hw", lo=0, hi=L, shape=(n,), doc="high watermark, checkpointed: survives crashes",
+                      replica_axes=one),
+                Field("alive", lo=0, hi=1, shape=(n,), doc="broker up", replica_axes=one),
+                Field("epoch", lo=NONE, hi=E, shape=(n,), doc="leader epoch the replica knows", replica_axes=one),
+                Field("leader", lo=NONE, hi=last, shape=(n,), doc="leader the replica follows (itself when leading)",
+                      replica_axes=one, holds_replica=True),
+                Field("isr", lo=0, hi=1, shape=(n, n), doc="a leader's ISR (flags)", replica_axes=(0, 1)),
+                Field("remote_leo", lo=0, hi=L, shape=(n, n), doc="a leader's LEO of each follower, from fetch offsets",
+                      replica_axes=(0, 1)),
+                Field("response_end", lo=NONE, hi=L, shape=(n,), doc="fetch response in flight: end offset (-1: none)",
+                      replica_axes=one),
+                Field("response_hw", lo=0, hi=L, shape=(n,), doc="fetch response in flight: the leader's HW",
+                      replica_axes=one),
+                Field("response_record", lo=NONE, hi=N - 1, shape=(n, L),
+                      doc="fetch response in flight: records by offset", replica_axes=one),
+                Field("response_epoch", lo=NONE, hi=E, shape=(n, L), doc="fetch response in flight: record epochs",
+                      replica_axes=one),
+                Field("quorum_leader", lo=NONE, hi=last, doc="leader in ZooKeeper (-1: offline)", holds_replica=True),
+                Field("quorum_epoch", lo=0, hi=E, doc="leader epoch in ZooKeeper"),
+                Field("quorum_isr", lo=0, hi=1, shape=(n,), doc="ISR in ZooKeeper (flags)", replica_axes=one),
+                Field("next_record", lo=0, hi=N, doc="id of the next record produced"),
+                Field("acked_offset", lo=NONE, hi=L - 1, shape=(N,),
+                      doc="offset at which a record was acknowledged (-1: not)"),
+                Field("consumed", lo=NONE, hi=N - 1, shape=(L,), doc="record a consumer read at each offset"),
+                Field("consumer_offset", lo=0, hi=L, doc="the consumer's next offset"),
+                Field("crashes", lo=0, hi=s["max_crashes"], doc="broker crashes so far"),
             ]
         )
 
@@ -128,20 +148,40 @@ class Fetch(Model):
             )
         ]
 
+    # -- the mode's actions ---------------------------------------------------------------
+
+    def actions(self) -> Sequence[Action]:
+        """Every action, in the order engines explore them (it fixes the BFS order, hence which
+        shortest trace is found); the mode picks the variants of fetch, restart and become_follower."""
+        if self.mode == "hw":
+            fetch, restart = self.fetch, self.restart_truncating_to_hw
+            become_follower = self.become_follower_truncating_to_hw
+        elif self.mode == "epoch":
+            fetch, restart, become_follower = self.fetch, self.restart, self.become_follower_by_leader_epoch
+        else:  # epoch-fenced
+            fetch, restart, become_follower = self.fenced_fetch, self.restart, self.fenced_become_follower
+        acts = [
+            self.produce, fetch, self.fetch_response, self.shrink_isr, self.expand_isr, self.crash, restart,
+            self.elect, self.become_leader, become_follower, self.consume,
+        ]
+        if self.acks == "all":
+            acts.append(self.acknowledge)
+        return acts
+
     # -- shared predicates and effects --------------------------------------------------
 
-    def leads(self, s: Any, X: Any, l: int) -> Any:
+    def leads(self, s: StateView, X: Backend, l: int) -> Bool:
         """l is up and believes it is the leader."""
         return X.and_(s.alive[l] == 1, s.leader[l] == l)
 
-    def true_leader(self, s: Any, X: Any, l: int) -> Any:
+    def true_leader(self, s: StateView, X: Backend, l: int) -> Bool:
         """l leads in ZooKeeper's current epoch and knows it: its ISR writes pass the zkVersion check."""
         return X.and_(self.leads(s, X, l), s.quorum_leader == l, s.epoch[l] == s.quorum_epoch)
 
-    def isr_size(self, s: Any, X: Any, l: int) -> Any:
-        return sum(s.isr[l][x] for x in self.R)
+    def isr_size(self, s: StateView, X: Backend, l: int) -> Int:
+        return X.count(s.isr[l][x] for x in self.R)
 
-    def leader_hw(self, s: Any, X: Any, l: int, leo: Any, isr: Sequence[Any], remote: Sequence[Any]) -> Any:
+    def leader_hw(self, s: StateView, X: Backend, l: int, leo: Int, isr: Sequence[Int], remote: Sequence[Int]) -> Int:
         """HW = min LEO over the ISR (the leader's own LEO included); it never moves back."""
         lowest = leo
         for x in self.R:
@@ -149,7 +189,7 @@ class Fetch(Model):
                 lowest = X.min_(lowest, X.ite(isr[x] == 1, remote[x], self.L))
         return X.max_(s.hw[l], lowest)
 
-    def truncate(self, s: Any, X: Any, r: int, offset: Any) -> dict[str, Any]:
+    def truncate(self, s: StateView, X: Backend, r: int, offset: Int) -> Effect:
         """r's log ends at `offset` (when that is below its LEO); its HW follows."""
         end = X.min_(offset, s.leo[r])
         return {
@@ -159,7 +199,7 @@ class Fetch(Model):
             "hw": {r: X.min_(s.hw[r], end)},
         }
 
-    def forget_leadership(self, r: int) -> dict[str, Any]:
+    def forget_leadership(self, r: int) -> Effect:
         """Volatile leader and fetcher state a replica drops when it changes role or crashes."""
         n = len(self.R)
         return {
@@ -171,98 +211,32 @@ class Fetch(Model):
             "response_epoch": {r: [NONE] * self.L},
         }
 
-    def offset_for_leader_epoch(self, s: Any, X: Any, l: int, r: int) -> Any:
+    def offset_for_leader_epoch(self, s: StateView, X: Backend, l: int, r: int) -> Int:
         """Where r truncates after asking leader l for the end offset of r's latest epoch
         (OffsetsForLeaderEpoch, KIP-101; KIP-279: when the leader answers with an older epoch,
         r truncates to the smaller of the leader's end offset and its own end of that epoch)."""
         latest = X.at(s.log_epoch[r], s.leo[r] - 1)
         # the leader's epoch cache: epochs of its records, plus its current epoch from its LEO
-        newer_start: Any = s.leo[l]
+        newer_start: Int = s.leo[l]
         for o in reversed(self.offsets):
             newer_start = X.ite(X.and_(o < s.leo[l], s.log_epoch[l][o] > latest), o, newer_start)
-        has_newer = X.or_(s.epoch[l] > latest, *[X.and_(o < s.leo[l], s.log_epoch[l][o] > latest) for o in self.offsets])
-        answered: Any = NONE  # the largest epoch <= latest the leader knows
+        has_newer = X.or_(s.epoch[l] > latest, X.exists(self.offsets, lambda o: X.and_(o < s.leo[l],
+                                                                                      s.log_epoch[l][o] > latest)))
+        answered: Int = NONE  # the largest epoch <= latest the leader knows
         for o in self.offsets:
             answered = X.ite(X.and_(o < s.leo[l], s.log_epoch[l][o] <= latest), X.max_(answered, s.log_epoch[l][o]), answered)
         leader_end = X.ite(s.epoch[l] == latest, s.leo[l], newer_start)
-        own_end: Any = s.leo[r]  # r's end of the answered epoch
+        own_end: Int = s.leo[r]  # r's end of the answered epoch
         for o in reversed(self.offsets):
             own_end = X.ite(X.and_(o < s.leo[r], answered != NONE, s.log_epoch[r][o] > answered), o, own_end)
         end = X.min_(leader_end, X.ite(X.or_(answered == latest, answered == NONE), s.leo[r], own_end))
         undefined = X.and_(s.epoch[l] != latest, X.not_(has_newer))
         return X.ite(s.leo[r] == 0, 0, X.ite(undefined, s.hw[r], end))
 
-    # -- actions -------------------------------------------------------------------------
-
-    def actions(self) -> Sequence[Action]:
-        replica = Param("replica", tuple(self.R), replica_name)
-        leader = Param("leader", tuple(self.R), replica_name)
-        leader_or_none = Param("leader", (*self.R, NONE), replica_name)
-        follower = Param("follower", tuple(self.R), replica_name)
-        record = Param("record", tuple(self.records), lambda k: f"m{k}")
-        distinct = lambda a, b: a != b  # noqa: E731
-
-        def act(name: str, guard: Any, effect: Any, params: tuple[Param, ...], where: Any = None) -> Action:
-            return Action(name, guard, effect, params, where, " ".join((guard.__doc__ or "").split()))
-
-        acts = [
-            act("produce", self.produce_guard, self.produce_effect, (leader,)),
-            act("fetch", self.fetch_guard, self.fetch_effect, (follower, leader), distinct),
-            act("fetch_response", self.response_guard, self.response_effect, (follower,)),
-            act("shrink_isr", self.shrink_guard, self.shrink_effect, (leader, follower), distinct),
-            act("expand_isr", self.expand_guard, self.expand_effect, (leader, follower), distinct),
-            act("crash", self.crash_guard, self.crash_effect, (replica,)),
-            act("restart", self.restart_guard, self.restart_effect, (replica,)),
-            act("elect", self.elect_guard, self.elect_effect, (replica,)),
-            act("become_leader", self.become_leader_guard, self.become_leader_effect, (replica,)),
-            act("become_follower", self.become_follower_guard, self.become_follower_effect,
-                (replica, leader_or_none), distinct),
-            act("consume", self.consume_guard, self.consume_effect, (leader,)),
-        ]
-        if self.acks == "all":
-            acts.append(act("acknowledge", self.ack_guard, self.ack_effect, (record, leader)))
-        return acts
-
-    def produce_guard(self, s: Any, X: Any, l: int) -> Any:
-        """A producer's record reaches a replica that believes it leads; with acks=all it is
-        refused (NotEnoughReplicas) while the ISR is smaller than min.insync.replicas. [000 §5, §8.2]"""
-        room = X.and_(self.leads(s, X, l), s.next_record < len(self.records), s.leo[l] < self.L)
-        if self.acks == "all":
-            return X.and_(room, self.isr_size(s, X, l) >= self.min_isr)
-        return room
-
-    def produce_effect(self, s: Any, X: Any, l: int) -> dict[str, Any]:
-        end = s.leo[l]
-        effect: dict[str, Any] = {
-            "log_record": {l: X.set_at(s.log_record[l], end, s.next_record)},
-            "log_epoch": {l: X.set_at(s.log_epoch[l], end, s.epoch[l])},
-            "leo": {l: end + 1},
-            "hw": {l: self.leader_hw(s, X, l, end + 1, s.isr[l], s.remote_leo[l])},
-            "next_record": s.next_record + 1,
-        }
-        if self.acks == "1":  # acknowledged on the leader's append
-            effect["acked_offset"] = X.set_at(s.acked_offset, s.next_record, end)
-        return effect
-
-    def fetch_guard(self, s: Any, X: Any, f: int, l: int) -> Any:
-        """The leader handles a follower's FETCH: it records the fetch offset as the follower's
-        remote LEO, recomputes its HW, and sends records and that HW back. [000 §2(2), §4, §5(2)]
-        epoch-fenced: a leader in another epoch rejects the request (KIP-320)."""
-        ok = X.and_(s.alive[f] == 1, s.leader[f] == l, self.leads(s, X, l), s.response_end[f] == NONE)
-        if self.mode == "epoch-fenced":
-            return X.and_(ok, s.epoch[f] == s.epoch[l])
-        return ok
-
-    def fetch_effect(self, s: Any, X: Any, f: int, l: int) -> dict[str, Any]:
+    def answer_fetch(self, s: StateView, X: Backend, f: int, l: int, in_range: Bool, diverged_at: Int) -> Effect:
+        """The leader takes f's fetch offset as f's remote LEO when it is `in_range`, recomputes its
+        HW and sends the records from there, or tells f to truncate at `diverged_at`."""
         offset = s.leo[f]
-        in_range = offset <= s.leo[l]
-        if self.mode == "epoch-fenced":  # the follower's last record must match the leader's
-            last = offset - 1
-            matches = X.or_(offset == 0, X.and_(in_range, X.at(s.log_epoch[l], last) == X.at(s.log_epoch[f], last)))
-            in_range = X.and_(in_range, matches)
-            diverged_at = X.min_(self.offset_for_leader_epoch(s, X, l, f), offset)
-        else:
-            diverged_at = s.leo[l]  # OFFSET_OUT_OF_RANGE: the follower truncates to the leader's LEO
         remote = [X.ite(in_range, offset, s.remote_leo[l][x]) if x == f else s.remote_leo[l][x] for x in self.R]
         hw = self.leader_hw(s, X, l, s.leo[l], s.isr[l], remote)
         sent = [X.and_(in_range, offset <= o, o < s.leo[l]) for o in self.offsets]
@@ -275,12 +249,80 @@ class Fetch(Model):
             "response_epoch": {f: [X.ite(sent[o], s.log_epoch[l][o], NONE) for o in self.offsets]},
         }
 
-    def response_guard(self, s: Any, X: Any, f: int) -> Any:
+    def learns_leader(self, s: StateView, X: Backend, r: int, l: int) -> Bool:
+        """r is up and receives the LeaderAndIsr request naming l (or none) in a newer epoch."""
+        return X.and_(s.alive[r] == 1, s.quorum_leader == l, s.epoch[r] < s.quorum_epoch)
+
+    def follow(self, s: StateView, X: Backend, r: int, l: int, offset: Callable[[], Int]) -> Effect:
+        """r follows l (or none) in ZooKeeper's epoch; with a leader, it truncates to `offset()`."""
+        effect = {**self.forget_leadership(r), "epoch": {r: s.quorum_epoch}, "leader": {r: l}}
+        if l == NONE:
+            return effect
+        return {**effect, **self.truncate(s, X, r, offset())}
+
+    def fetch_sent(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """f is up, follows l, has no response in flight, and l is up and believes it leads."""
+        return X.and_(s.alive[f] == 1, s.leader[f] == l, self.leads(s, X, l), s.response_end[f] == NONE)
+
+    # -- producing and fetching ---------------------------------------------------------
+
+    @action(leader=REPLICA)
+    def produce(self, s: StateView, X: Backend, l: int) -> Bool:
+        """A producer's record reaches a replica that believes it leads; with acks=all it is
+        refused (NotEnoughReplicas) while the ISR is smaller than min.insync.replicas. [000 §5, §8.2]"""
+        room = X.and_(self.leads(s, X, l), s.next_record < len(self.records), s.leo[l] < self.L)
+        if self.acks == "all":
+            return X.and_(room, self.isr_size(s, X, l) >= self.min_isr)
+        return room
+
+    @produce.effect
+    def _(self, s: StateView, X: Backend, l: int) -> Effect:
+        end = s.leo[l]
+        effect: Effect = {
+            "log_record": {l: X.set_at(s.log_record[l], end, s.next_record)},
+            "log_epoch": {l: X.set_at(s.log_epoch[l], end, s.epoch[l])},
+            "leo": {l: end + 1},
+            "hw": {l: self.leader_hw(s, X, l, end + 1, s.isr[l], s.remote_leo[l])},
+            "next_record": s.next_record + 1,
+        }
+        if self.acks == "1":  # acknowledged on the leader's append
+            effect["acked_offset"] = X.set_at(s.acked_offset, s.next_record, end)
+        return effect
+
+    @action(follower=REPLICA, leader=REPLICA, where=distinct)
+    def fetch(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """The leader handles a follower's FETCH: it records the fetch offset as the follower's
+        remote LEO, recomputes its HW, and sends records and that HW back; a fetch offset past its
+        LEO (OFFSET_OUT_OF_RANGE) tells the follower to truncate to the leader's LEO. [000 §2(2), §4, §5(2)]"""
+        return self.fetch_sent(s, X, f, l)
+
+    @fetch.effect
+    def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        return self.answer_fetch(s, X, f, l, s.leo[f] <= s.leo[l], s.leo[l])
+
+    @action(name="fetch", follower=REPLICA, leader=REPLICA, where=distinct)
+    def fenced_fetch(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """(epoch-fenced) As fetch, but the request carries the follower's leader epoch and a leader
+        in another epoch rejects it; a follower whose last record's epoch differs from the leader's
+        at that offset is told where its log diverges (KIP-320)."""
+        return X.and_(self.fetch_sent(s, X, f, l), s.epoch[f] == s.epoch[l])
+
+    @fenced_fetch.effect
+    def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        offset, last = s.leo[f], s.leo[f] - 1
+        in_range = offset <= s.leo[l]
+        matches = X.or_(offset == 0, X.and_(in_range, X.at(s.log_epoch[l], last) == X.at(s.log_epoch[f], last)))
+        diverged_at = X.min_(self.offset_for_leader_epoch(s, X, l, f), offset)
+        return self.answer_fetch(s, X, f, l, X.and_(in_range, matches), diverged_at)
+
+    @action(follower=REPLICA)
+    def fetch_response(self, s: StateView, X: Backend, f: int) -> Bool:
         """The follower handles the FETCH response: it appends the records (or truncates where
         the leader says its log ends) and sets HW = min(leader HW in the response, its LEO). [000 §2(1), §3]"""
         return X.and_(s.alive[f] == 1, s.response_end[f] != NONE)
 
-    def response_effect(self, s: Any, X: Any, f: int) -> dict[str, Any]:
+    @fetch_response.effect
+    def _(self, s: StateView, X: Backend, f: int) -> Effect:
         end = s.response_end[f]
         keep = [o < X.min_(end, s.leo[f]) for o in self.offsets]
         take = [X.and_(s.leo[f] <= o, o < end) for o in self.offsets]
@@ -297,29 +339,39 @@ class Fetch(Model):
             "response_epoch": {f: [NONE] * self.L},
         }
 
-    def shrink_guard(self, s: Any, X: Any, l: int, f: int) -> Any:
+    # -- the ISR --------------------------------------------------------------------------
+
+    @action(leader=REPLICA, follower=REPLICA, where=distinct)
+    def shrink_isr(self, s: StateView, X: Backend, l: int, f: int) -> Bool:
         """The leader removes a follower whose LEO has lagged its own for replica.lag.time.max.ms
         from the ISR, through ZooKeeper, and its HW may then move on. [003; 000 §4]"""
         return X.and_(self.true_leader(s, X, l), s.isr[l][f] == 1, s.remote_leo[l][f] < s.leo[l])
 
-    def shrink_effect(self, s: Any, X: Any, l: int, f: int) -> dict[str, Any]:
+    @shrink_isr.effect
+    def _(self, s: StateView, X: Backend, l: int, f: int) -> Effect:
         isr = [0 if x == f else s.isr[l][x] for x in self.R]
         return {"isr": {l: isr}, "quorum_isr": isr, "hw": {l: self.leader_hw(s, X, l, s.leo[l], isr, s.remote_leo[l])}}
 
-    def expand_guard(self, s: Any, X: Any, l: int, f: int) -> Any:
+    @action(leader=REPLICA, follower=REPLICA, where=distinct)
+    def expand_isr(self, s: StateView, X: Backend, l: int, f: int) -> Bool:
         """The leader adds a follower whose last fetch reached its LEO back to the ISR. [003]"""
         return X.and_(self.true_leader(s, X, l), s.isr[l][f] == 0, s.remote_leo[l][f] >= s.leo[l])
 
-    def expand_effect(self, s: Any, X: Any, l: int, f: int) -> dict[str, Any]:
+    @expand_isr.effect
+    def _(self, s: StateView, X: Backend, l: int, f: int) -> Effect:
         isr = [1 if x == f else s.isr[l][x] for x in self.R]
         return {"isr": {l: isr}, "quorum_isr": isr}
 
-    def crash_guard(self, s: Any, X: Any, r: int) -> Any:
+    # -- brokers failing ------------------------------------------------------------------
+
+    @action(replica=REPLICA)
+    def crash(self, s: StateView, X: Backend, r: int) -> Bool:
         """A broker crashes: its log and HW checkpoint survive, its leader state and fetch
         responses in flight to it do not; a crashed leader leaves the partition offline. [000 §6]"""
         return X.and_(s.alive[r] == 1, s.crashes < self.settings["max_crashes"])
 
-    def crash_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
+    @crash.effect
+    def _(self, s: StateView, X: Backend, r: int) -> Effect:
         return {
             **self.forget_leadership(r),
             "alive": {r: 0},
@@ -329,17 +381,28 @@ class Fetch(Model):
             "crashes": s.crashes + 1,
         }
 
-    def restart_guard(self, s: Any, X: Any, r: int) -> Any:
-        """A crashed broker restarts; in hw mode it truncates its log to its checkpointed HW. [000 §6(1)]"""
+    @action(replica=REPLICA)
+    def restart(self, s: StateView, X: Backend, r: int) -> Bool:
+        """A crashed broker restarts with its log as it was. [000 §6]"""
         return s.alive[r] == 0
 
-    def restart_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
-        effect: dict[str, Any] = {"alive": {r: 1}}
-        if self.mode == "hw":
-            effect.update(self.truncate(s, X, r, s.hw[r]))
-        return effect
+    @restart.effect
+    def _(self, s: StateView, X: Backend, r: int) -> Effect:
+        return {"alive": {r: 1}}
 
-    def elect_guard(self, s: Any, X: Any, c: int) -> Any:
+    @action(name="restart", replica=REPLICA)
+    def restart_truncating_to_hw(self, s: StateView, X: Backend, r: int) -> Bool:
+        """(hw) A crashed broker restarts and truncates its log to its checkpointed HW. [000 §6(1)]"""
+        return s.alive[r] == 0
+
+    @restart_truncating_to_hw.effect
+    def _(self, s: StateView, X: Backend, r: int) -> Effect:
+        return {"alive": {r: 1}, **self.truncate(s, X, r, s.hw[r])}
+
+    # -- leadership -----------------------------------------------------------------------
+
+    @action(replica=REPLICA)
+    def elect(self, s: StateView, X: Backend, c: int) -> Bool:
         """The controller elects a live replica when the leader is offline or has lost its
         ZooKeeper session: from the ISR, or from any live replica when
         unclean.leader.election.enable. [004; 000 §8.2(3)]"""
@@ -348,7 +411,8 @@ class Fetch(Model):
             eligible = True
         return X.and_(s.alive[c] == 1, eligible, s.quorum_leader != c, s.quorum_epoch < self.max_epoch)
 
-    def elect_effect(self, s: Any, X: Any, c: int) -> dict[str, Any]:
+    @elect.effect
+    def _(self, s: StateView, X: Backend, c: int) -> Effect:
         in_isr = s.quorum_isr[c] == 1
         # the new ISR: the live members other than the deposed leader, or the unclean choice alone
         isr = [
@@ -357,12 +421,14 @@ class Fetch(Model):
         ]
         return {"quorum_leader": c, "quorum_epoch": s.quorum_epoch + 1, "quorum_isr": [X.ite(v, 1, 0) for v in isr]}
 
-    def become_leader_guard(self, s: Any, X: Any, r: int) -> Any:
+    @action(replica=REPLICA)
+    def become_leader(self, s: StateView, X: Backend, r: int) -> Bool:
         """A replica receives the LeaderAndIsr request naming it leader in a newer epoch; it
         takes ZooKeeper's ISR and recomputes its HW from its own (possibly stale) value. [000 §4]"""
         return X.and_(s.alive[r] == 1, s.quorum_leader == r, s.epoch[r] < s.quorum_epoch)
 
-    def become_leader_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
+    @become_leader.effect
+    def _(self, s: StateView, X: Backend, r: int) -> Effect:
         zeros = [0] * len(self.R)
         isr = list(s.quorum_isr)
         return {
@@ -373,44 +439,65 @@ class Fetch(Model):
             "hw": {r: self.leader_hw(s, X, r, s.leo[r], isr, zeros)},
         }
 
-    def become_follower_guard(self, s: Any, X: Any, r: int, l: int) -> Any:
-        """A replica receives the LeaderAndIsr request naming another leader (or none) in a newer
-        epoch and truncates: hw mode to its HW; epoch modes by asking the leader for the end
-        offset of its latest epoch, once that leader leads (epoch-fenced: in that epoch). [000 §6, §7]"""
-        learns = X.and_(s.alive[r] == 1, s.quorum_leader == l, s.epoch[r] < s.quorum_epoch)
-        if l == NONE or self.mode == "hw":
-            return learns
-        ready = self.leads(s, X, l)
-        if self.mode == "epoch-fenced":
-            ready = X.and_(ready, s.epoch[l] == s.quorum_epoch)
-        return X.and_(learns, ready)
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA_OR_NONE, where=distinct)
+    def become_follower_truncating_to_hw(self, s: StateView, X: Backend, r: int, l: int) -> Bool:
+        """(hw) A replica receives the LeaderAndIsr request naming another leader (or none) in a
+        newer epoch and truncates to its HW. [000 §6]"""
+        return self.learns_leader(s, X, r, l)
 
-    def become_follower_effect(self, s: Any, X: Any, r: int, l: int) -> dict[str, Any]:
-        effect = {**self.forget_leadership(r), "epoch": {r: s.quorum_epoch}, "leader": {r: l}}
+    @become_follower_truncating_to_hw.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int) -> Effect:
+        return self.follow(s, X, r, l, lambda: s.hw[r])
+
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA_OR_NONE, where=distinct)
+    def become_follower_by_leader_epoch(self, s: StateView, X: Backend, r: int, l: int) -> Bool:
+        """(epoch) A replica receives the LeaderAndIsr request naming another leader (or none) in a
+        newer epoch and, once that leader leads, truncates to the end offset the leader returns for
+        its latest epoch (OffsetsForLeaderEpoch, KIP-101 with KIP-279). [000 §7]"""
         if l == NONE:
-            return effect
-        offset = s.hw[r] if self.mode == "hw" else self.offset_for_leader_epoch(s, X, l, r)
-        return {**effect, **self.truncate(s, X, r, offset)}
+            return self.learns_leader(s, X, r, l)
+        return X.and_(self.learns_leader(s, X, r, l), self.leads(s, X, l))
 
-    def ack_guard(self, s: Any, X: Any, k: int, l: int) -> Any:
+    @become_follower_by_leader_epoch.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int) -> Effect:
+        return self.follow(s, X, r, l, lambda: self.offset_for_leader_epoch(s, X, l, r))
+
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA_OR_NONE, where=distinct)
+    def fenced_become_follower(self, s: StateView, X: Backend, r: int, l: int) -> Bool:
+        """(epoch-fenced) As by leader epoch, but the leader must lead in ZooKeeper's epoch: the
+        OffsetsForLeaderEpoch request carries the epoch and another epoch's leader rejects it (KIP-320). [000 §7]"""
+        if l == NONE:
+            return self.learns_leader(s, X, r, l)
+        return X.and_(self.learns_leader(s, X, r, l), self.leads(s, X, l), s.epoch[l] == s.quorum_epoch)
+
+    @fenced_become_follower.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int) -> Effect:
+        return self.follow(s, X, r, l, lambda: self.offset_for_leader_epoch(s, X, l, r))
+
+    # -- clients --------------------------------------------------------------------------
+
+    @action(record=RECORD, leader=REPLICA)
+    def acknowledge(self, s: StateView, X: Backend, k: int, l: int) -> Bool:
         """acks=all: the leader that appended a record acknowledges it once its HW passes the
         record and its ISR still has min.insync.replicas members. [000 §8.2(4); 004]"""
-        held = [X.and_(s.log_record[l][o] == k, s.log_epoch[l][o] == s.epoch[l], o < s.hw[l]) for o in self.offsets]
-        return X.and_(
-            s.acked_offset[k] == NONE, self.leads(s, X, l), self.isr_size(s, X, l) >= self.min_isr, X.any(held)
-        )
+        held = X.exists(self.offsets, lambda o: X.and_(s.log_record[l][o] == k, s.log_epoch[l][o] == s.epoch[l],
+                                                       o < s.hw[l]))
+        return X.and_(s.acked_offset[k] == NONE, self.leads(s, X, l), self.isr_size(s, X, l) >= self.min_isr, held)
 
-    def ack_effect(self, s: Any, X: Any, k: int, l: int) -> dict[str, Any]:
-        offset: Any = 0
+    @acknowledge.effect
+    def _(self, s: StateView, X: Backend, k: int, l: int) -> Effect:
+        offset: Int = 0
         for o in self.offsets:
             offset = X.ite(s.log_record[l][o] == k, o, offset)
         return {"acked_offset": {k: offset}}
 
-    def consume_guard(self, s: Any, X: Any, l: int) -> Any:
+    @action(leader=REPLICA)
+    def consume(self, s: StateView, X: Backend, l: int) -> Bool:
         """A consumer reads the next record below the HW of the replica it takes for leader. [000 §1]"""
         return X.and_(self.leads(s, X, l), s.consumer_offset < s.hw[l])
 
-    def consume_effect(self, s: Any, X: Any, l: int) -> dict[str, Any]:
+    @consume.effect
+    def _(self, s: StateView, X: Backend, l: int) -> Effect:
         pos = s.consumer_offset
         return {"consumed": X.set_at(s.consumed, pos, X.at(s.log_record[l], pos)), "consumer_offset": pos + 1}
 

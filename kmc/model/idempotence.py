@@ -23,9 +23,11 @@ See docs/idempotence.md for each rule and where it comes from.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from kmc.model.core import NONE, Action, Field, Model, Option, Param, Schema, State
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
+)
 
 MODES = {
     "no-idempotence": "enable.idempotence=false: the leader appends every request it receives",
@@ -38,6 +40,9 @@ DEDUP_WINDOW = 5  # Kafka's leader keeps the metadata of the last five batches p
 
 def batch_name(b: int) -> str:
     return f"b{b}"
+
+
+BATCH = Domain(lambda m: m.B, batch_name)
 
 
 class Idempotence(Model):
@@ -63,12 +68,15 @@ class Idempotence(Model):
         n, R, L = s["batches"], s["retries"], self.L
         self.schema = Schema(
             [
-                Field("batch", UNSENT, ACKED, (n,), "producer: 0 unsent, 1 awaiting a response, 2 acknowledged"),
-                Field("requests", 0, R + 1, (n,), "copies of the batch's produce request in the network"),
-                Field("retries_used", 0, R, (), "batches sent again so far"),
-                Field("log", NONE, n - 1, (L,), "the partition log: batch per offset (-1: empty)"),
-                Field("log_end", 0, L, (), "log end offset"),
-                Field("last_seq", NONE, n - 1, (), "the leader's last sequence for the producer id (idempotence)"),
+                Field("batch", lo=UNSENT, hi=ACKED, shape=(n,),
+                      doc="producer: 0 unsent, 1 awaiting a response, 2 acknowledged"),
+                Field("requests", lo=0, hi=R + 1, shape=(n,),
+                      doc="copies of the batch's produce request in the network"),
+                Field("retries_used", lo=0, hi=R, doc="batches sent again so far"),
+                Field("log", lo=NONE, hi=n - 1, shape=(L,), doc="the partition log: batch per offset (-1: empty)"),
+                Field("log_end", lo=0, hi=L, doc="log end offset"),
+                Field("last_seq", lo=NONE, hi=n - 1,
+                      doc="the leader's last sequence for the producer id (idempotence)"),
             ]
         )
 
@@ -83,33 +91,31 @@ class Idempotence(Model):
 
     # -- shared ----------------------------------------------------------------------------
 
-    def in_flight(self, s: Any) -> Any:
-        return sum(s.batch[b] == AWAITING for b in self.B)
+    def in_flight(self, s: StateView, X: Backend) -> Int:
+        return X.count(s.batch[b] == AWAITING for b in self.B)
 
-    def duplicate(self, s: Any, X: Any, b: int) -> Any:
+    def duplicate(self, s: StateView, X: Backend, b: int) -> Bool:
         """Batch b is among the last DEDUP_WINDOW batches the leader appended."""
-        return X.or_(*[
-            X.and_(o < s.log_end, o >= s.log_end - DEDUP_WINDOW, s.log[o] == b) for o in self.offsets
-        ])
+        return X.exists(self.offsets, lambda o: X.and_(o < s.log_end, o >= s.log_end - DEDUP_WINDOW, s.log[o] == b))
 
-    def accepts(self, s: Any, X: Any, b: int) -> Any:
+    def accepts(self, s: StateView, X: Backend, b: int) -> Bool:
         """The leader appends the request for b: always without idempotence; with it, only the
         next sequence (b's sequence number is b)."""
         if not self.idempotent:
             return True
         return s.last_seq + 1 == b
 
-    def answered(self, s: Any, X: Any, b: int) -> Any:
+    def answered(self, s: StateView, X: Backend, b: int) -> Bool:
         """The leader answers success: an append, or (idempotence) a duplicate of a batch it has."""
         if not self.idempotent:
             return True
         return X.or_(self.accepts(s, X, b), self.duplicate(s, X, b))
 
-    def handle(self, s: Any, X: Any, b: int) -> dict[str, Any]:
+    def handle(self, s: StateView, X: Backend, b: int) -> Effect:
         """The leader handles one copy of b's request: appends it or not."""
         append = self.accepts(s, X, b)
         end = s.log_end
-        effect: dict[str, Any] = {
+        effect: Effect = {
             "requests": {b: s.requests[b] - 1},
             "log": [X.ite(X.and_(append, o == end), b, s.log[o]) for o in self.offsets],
             "log_end": X.ite(append, end + 1, end),
@@ -121,51 +127,50 @@ class Idempotence(Model):
     # -- actions ---------------------------------------------------------------------------
 
     def actions(self) -> Sequence[Action]:
-        batch = Param("batch", tuple(self.B), batch_name)
+        """Every action, in the order engines explore them (it fixes the BFS order)."""
+        return [self.send, self.leader_append, self.leader_append_response_lost, self.retry]
 
-        def act(name: str, guard: Any, effect: Any) -> Action:
-            return Action(name, guard, effect, (batch,), None, " ".join((guard.__doc__ or "").split()))
-
-        return [
-            act("send", self.send_guard, self.send_effect),
-            act("leader_append", self.append_guard, self.append_effect),
-            act("leader_append_response_lost", self.lost_guard, self.lost_effect),
-            act("retry", self.retry_guard, self.retry_effect),
-        ]
-
-    def send_guard(self, s: Any, X: Any, b: int) -> Any:
+    @action(batch=BATCH)
+    def send(self, s: StateView, X: Backend, b: int) -> Bool:
         """The producer's sender thread sends the next batch of the record accumulator, while
         fewer than max.in.flight.requests.per.connection batches await a response. [000 §8.1(2), §8.1(4)]"""
         earlier = True if b == 0 else s.batch[b - 1] != UNSENT
-        return X.and_(s.batch[b] == UNSENT, earlier, self.in_flight(s) < self.max_in_flight)
+        return X.and_(s.batch[b] == UNSENT, earlier, self.in_flight(s, X) < self.max_in_flight)
 
-    def send_effect(self, s: Any, X: Any, b: int) -> dict[str, Any]:
+    @send.effect
+    def _(self, s: StateView, X: Backend, b: int) -> Effect:
         return {"batch": {b: AWAITING}, "requests": {b: s.requests[b] + 1}}
 
-    def append_guard(self, s: Any, X: Any, b: int) -> Any:
+    @action(batch=BATCH)
+    def leader_append(self, s: StateView, X: Backend, b: int) -> Bool:
         """The leader handles a produce request for b that reached it (in any order with other
         requests in the network) and its response reaches the producer: success acknowledges b;
         with idempotence a gap is refused (OutOfOrderSequence) and the producer sends b again. [000 §8.1(4); KIP-98]"""
         return X.and_(s.requests[b] > 0, s.log_end < self.L)
 
-    def append_effect(self, s: Any, X: Any, b: int) -> dict[str, Any]:
+    @leader_append.effect
+    def _(self, s: StateView, X: Backend, b: int) -> Effect:
         ok = self.answered(s, X, b)
         return {**self.handle(s, X, b), "batch": {b: X.ite(X.and_(ok, s.batch[b] == AWAITING), ACKED, s.batch[b])}}
 
-    def lost_guard(self, s: Any, X: Any, b: int) -> Any:
+    @action(batch=BATCH)
+    def leader_append_response_lost(self, s: StateView, X: Backend, b: int) -> Bool:
         """The leader handles a produce request for b, but its response is lost (the broker or the
         connection fails after the write): the producer cannot tell and keeps waiting. [002; 000 §8.1(1)]"""
         return X.and_(s.requests[b] > 0, s.log_end < self.L)
 
-    def lost_effect(self, s: Any, X: Any, b: int) -> dict[str, Any]:
+    @leader_append_response_lost.effect
+    def _(self, s: StateView, X: Backend, b: int) -> Effect:
         return self.handle(s, X, b)
 
-    def retry_guard(self, s: Any, X: Any, b: int) -> Any:
+    @action(batch=BATCH)
+    def retry(self, s: StateView, X: Backend, b: int) -> Bool:
         """A batch awaiting a response times out (request.timeout.ms) or was refused with a
         retriable error, and the producer sends it again, with the same sequence number. [000 §8.1(1)-(3)]"""
         return X.and_(s.batch[b] == AWAITING, s.retries_used < self.retries)
 
-    def retry_effect(self, s: Any, X: Any, b: int) -> dict[str, Any]:
+    @retry.effect
+    def _(self, s: StateView, X: Backend, b: int) -> Effect:
         return {"requests": {b: s.requests[b] + 1}, "retries_used": s.retries_used + 1}
 
     # -- presentation ----------------------------------------------------------------------

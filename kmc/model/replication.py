@@ -12,14 +12,21 @@ and how strictly leaders fence fetches, high-watermark moves and ISR changes:
 - kip320-first-try: no truncation on becoming follower; fetch-time truncation on an epoch mismatch
 - kip320:           KIP-279 truncation fenced by epoch, and epoch-fenced fetch, HW and ISR changes
 
-See docs/replication.md for each rule and the verdicts.
+The code follows the specification's modules: the actions and operators of KafkaReplication
+that every mode shares, then each mode's own actions under the name of the module that defines
+them (KafkaTruncateToHighWatermark, Kip101, Kip279, Kip320FirstTry, Kip320), and `actions()`
+picks them as that module's `Next` does. An action keeps kmc's name in every mode (traces and
+baselines name it); docs/replication.md maps each field and action to the spec's names.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from kmc.model.core import NONE, Action, Field, Model, Option, Param, Schema, State, replica_name
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
+    distinct, replica_name,
+)
 
 
 MODES = {
@@ -29,6 +36,9 @@ MODES = {
     "kip320-first-try": "truncate at fetch time on an epoch mismatch, no fencing of HW/ISR (KIP-320 draft)",
     "kip320": "KIP-279 truncation and fetch, HW and ISR changes fenced by leader epoch (KIP-320)",
 }
+
+REPLICA = Domain(lambda m: m.R, replica_name)
+EPOCH = Domain(lambda m: m.epochs)
 
 
 class Replication(Model):
@@ -62,21 +72,28 @@ class Replication(Model):
         self.max_leader_epoch: int = s["max_leader_epoch"]
         n, size, e = len(self.R), self.log_size, self.max_leader_epoch
         last_replica = n - 1
+        per_replica = (0,)
         self.schema = Schema(
             [
-                Field("log_id", NONE, max(self.max_records - 1, 0), (n, size), "record id per log slot", (0,)),
-                Field("log_epoch", NONE, e, (n, size), "leader epoch per log slot", (0,)),
-                Field("end_offset", 0, size, (n,), "log end offset", (0,)),
-                Field("hw", 0, size, (n,), "high watermark", (0,)),
-                Field("epoch", NONE, e, (n,), "leader epoch the replica knows", (0,)),
-                Field("leader", NONE, last_replica, (n,), "leader the replica presumes", (0,), True),
-                Field("isr", 0, 1, (n, n), "ISR the replica presumes (flags)", (0, 1)),
-                Field("quorum_leader", NONE, last_replica, (), "leader in ZooKeeper", (), True),
-                Field("quorum_isr", 0, 1, (n,), "ISR in ZooKeeper (flags)", (0,)),
-                Field("request_leader", NONE, last_replica, (e + 1,), "LeaderAndIsr leader, by epoch", (), True),
-                Field("request_isr", 0, 1, (e + 1, n), "LeaderAndIsr ISR, by epoch (flags)", (1,)),
-                Field("next_record_id", 0, self.max_records, (), "id of the next record"),
-                Field("next_leader_epoch", 0, e + 1, (), "epoch of the next LeaderAndIsr request"),
+                Field("log_id", lo=NONE, hi=max(self.max_records - 1, 0), shape=(n, size),
+                      doc="record id per log slot", replica_axes=per_replica),
+                Field("log_epoch", lo=NONE, hi=e, shape=(n, size), doc="leader epoch per log slot",
+                      replica_axes=per_replica),
+                Field("end_offset", lo=0, hi=size, shape=(n,), doc="log end offset", replica_axes=per_replica),
+                Field("hw", lo=0, hi=size, shape=(n,), doc="high watermark", replica_axes=per_replica),
+                Field("epoch", lo=NONE, hi=e, shape=(n,), doc="leader epoch the replica knows",
+                      replica_axes=per_replica),
+                Field("leader", lo=NONE, hi=last_replica, shape=(n,), doc="leader the replica presumes",
+                      replica_axes=per_replica, holds_replica=True),
+                Field("isr", lo=0, hi=1, shape=(n, n), doc="ISR the replica presumes (flags)", replica_axes=(0, 1)),
+                Field("quorum_leader", lo=NONE, hi=last_replica, doc="leader in ZooKeeper", holds_replica=True),
+                Field("quorum_isr", lo=0, hi=1, shape=(n,), doc="ISR in ZooKeeper (flags)", replica_axes=per_replica),
+                Field("request_leader", lo=NONE, hi=last_replica, shape=(e + 1,),
+                      doc="LeaderAndIsr leader, by epoch", holds_replica=True),
+                Field("request_isr", lo=0, hi=1, shape=(e + 1, n), doc="LeaderAndIsr ISR, by epoch (flags)",
+                      replica_axes=(1,)),
+                Field("next_record_id", lo=0, hi=self.max_records, doc="id of the next record"),
+                Field("next_leader_epoch", lo=0, hi=e + 1, doc="epoch of the next LeaderAndIsr request"),
             ]
         )
 
@@ -100,24 +117,48 @@ class Replication(Model):
             )
         ]
 
-    # -- shared predicates ---------------------------------------------------------------
+    # -- Next, by mode -------------------------------------------------------------------
+
+    def actions(self) -> Sequence[Action]:
+        """The mode's `Next`: the actions its spec module's `Next` chooses, in kmc's one order
+        for every mode (engines explore in it: it fixes the BFS order, hence which shortest trace
+        is found)."""
+        shared = [self.controller_elect_leader, self.controller_shrink_isr, self.become_leader, self.leader_write]
+        if self.mode == "kip320":  # Kip320
+            return [*shared, self.fenced_leader_inc_high_watermark, self.fenced_leader_shrink_isr,
+                    self.fenced_leader_expand_isr, self.fenced_become_follower_and_truncate,
+                    self.fenced_follower_fetch]
+        if self.mode == "kip320-first-try":  # Kip320FirstTry
+            return [*shared, self.improved_leader_inc_high_watermark, self.leader_shrink_isr_better_fencing,
+                    self.leader_expand_isr_better_fencing, self.become_follower, self.follower_fetch,
+                    self.follower_truncate]
+        if self.mode == "kip279":  # Kip279
+            become_follower = self.become_follower_truncate_kip279
+        elif self.mode == "kip101":  # Kip101
+            become_follower = self.become_follower_truncate_kip101
+        else:  # KafkaTruncateToHighWatermark
+            become_follower = self.become_follower_truncate_to_high_watermark
+        return [*shared, self.leader_inc_high_watermark, self.leader_shrink_isr, self.leader_expand_isr,
+                become_follower, self.follower_replicate]
+
+    # -- KafkaReplication: operators -------------------------------------------------------
 
     @staticmethod
-    def quorum_epoch(s: Any) -> Any:
+    def quorum_epoch(s: StateView) -> Int:
         """The quorum's leader epoch: every controller change takes the next epoch."""
         return s.next_leader_epoch - 1
 
-    def is_true_leader(self, s: Any, X: Any, l: int) -> Any:
+    def is_true_leader(self, s: StateView, X: Backend, l: int) -> Bool:
         """The quorum names l as leader, and l presumes leadership in the quorum's epoch."""
         return X.and_(s.quorum_leader == l, s.leader[l] == l, s.epoch[l] == self.quorum_epoch(s))
 
-    def has_offset(self, s: Any, X: Any, r: int, offset: Any) -> Any:
+    def has_offset(self, s: StateView, X: Backend, r: int, offset: Int) -> Bool:
         return X.and_(0 <= offset, offset < s.end_offset[r])
 
-    def epoch_at(self, s: Any, X: Any, r: int, offset: Any) -> Any:
+    def epoch_at(self, s: StateView, X: Backend, r: int, offset: Int) -> Int:
         return X.at(s.log_epoch[r], offset)
 
-    def same_record(self, s: Any, X: Any, a: int, b: int, o: int) -> Any:
+    def same_record(self, s: StateView, X: Backend, a: int, b: int, o: int) -> Bool:
         """Both replicas hold offset o, with the same record."""
         return X.and_(
             o < s.end_offset[a],
@@ -126,15 +167,256 @@ class Replication(Model):
             s.log_epoch[a][o] == s.log_epoch[b][o],
         )
 
-    def caught_up(self, s: Any, X: Any, l: int, f: int, end: Any) -> Any:
+    def is_follower_caught_up(self, s: StateView, X: Backend, l: int, f: int, end: Int) -> Bool:
         """f follows l and holds offset end - 1, which l also holds (no epoch check)."""
         return X.and_(
             s.leader[f] == l,
             X.or_(end == 0, X.and_(end > 0, self.has_offset(s, X, l, end - 1), self.has_offset(s, X, f, end - 1))),
         )
 
-    def caught_up_to_epoch(self, s: Any, X: Any, l: int, f: int, end: Any) -> Any:
-        """As caught_up, and the record at end - 1 has the same epoch on both (KIP-320 draft)."""
+    def received_leader_and_isr(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
+        """The LeaderAndIsr request of epoch e was sent, names l as leader, and is newer than
+        the epoch r knows."""
+        return X.and_(e < s.next_leader_epoch, s.request_leader[e] == l, s.epoch[r] < e)
+
+    def controller_update_isr(self, s: StateView, X: Backend, leader: Int, isr: list[Int]) -> Effect:
+        """The controller moves the quorum to the next epoch and sends its LeaderAndIsr request."""
+        e = s.next_leader_epoch
+        return {
+            "quorum_leader": leader,
+            "quorum_isr": isr,
+            "request_leader": X.set_at(s.request_leader, e, leader),
+            "request_isr": X.set_at(s.request_isr, e, isr),
+            "next_leader_epoch": e + 1,
+        }
+
+    def quorum_update_leader_and_isr(self, s: StateView, X: Backend, l: int, isr: list[Int]) -> Effect:
+        """The true leader writes a new ISR to the quorum and to its own view."""
+        return {"quorum_isr": isr, "isr": {l: isr}}
+
+    def truncate_to(self, s: StateView, X: Backend, r: int, offset: Int) -> Effect:
+        """The effect of truncating r's log to end at `offset`."""
+        return {
+            "log_id": {r: [X.ite(o < offset, s.log_id[r][o], NONE) for o in self.offsets]},
+            "log_epoch": {r: [X.ite(o < offset, s.log_epoch[r][o], NONE) for o in self.offsets]},
+            "end_offset": {r: offset},
+        }
+
+    def can_truncate_to(self, s: StateView, X: Backend, r: int, offset: Int) -> Bool:
+        """The spec truncates only to an offset at or below the end offset (a step beyond it is
+        not enabled); with --truncate-to-end-offset, Kafka's truncation to the smaller is."""
+        if self.settings["truncate_to_end_offset"]:
+            return True
+        return offset <= s.end_offset[r]
+
+    def become_follower_and_truncate_to(self, s: StateView, X: Backend, r: int, l: int, e: int,
+                                        offset: Int) -> Effect:
+        """r takes the request of epoch e (leader l), truncates to `offset` and lowers its HW to it."""
+        if self.settings["truncate_to_end_offset"]:
+            offset = X.min_(offset, s.end_offset[r])
+        return {
+            "epoch": {r: e}, "leader": {r: l}, "isr": {r: list(s.request_isr[e])},
+            **self.truncate_to(s, X, r, offset),
+            "hw": {r: X.min_(offset, s.hw[r])},
+        }
+
+    def replicate_to(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        """f copies l's record at f's end offset; f's HW becomes min(l's HW, its new end offset)."""
+        end = s.end_offset[f]
+        return {
+            "log_id": {f: X.set_at(s.log_id[f], end, X.at(s.log_id[l], end))},
+            "log_epoch": {f: X.set_at(s.log_epoch[f], end, X.at(s.log_epoch[l], end))},
+            "end_offset": {f: end + 1},
+            "hw": {f: X.min_(s.hw[l], end + 1)},
+        }
+
+    @staticmethod
+    def without(flags: Sequence[Int], r: int) -> list[Int]:
+        """A set of replicas (flags) minus r."""
+        return [0 if x == r else v for x, v in enumerate(flags)]
+
+    @staticmethod
+    def adding(flags: Sequence[Int], r: int) -> list[Int]:
+        """A set of replicas (flags) plus r."""
+        return [1 if x == r else v for x, v in enumerate(flags)]
+
+    # -- KafkaReplication: actions every mode shares ---------------------------------------
+
+    @action(leader=REPLICA)
+    def controller_elect_leader(self, s: StateView, X: Backend, l: int) -> Bool:
+        """The controller elects a new leader from the quorum ISR (on a broker failure or for
+        balance), bumping the leader epoch and sending a LeaderAndIsr request."""
+        return X.and_(s.quorum_isr[l] == 1, s.quorum_leader != l, s.next_leader_epoch <= self.max_leader_epoch)
+
+    @controller_elect_leader.effect
+    def _(self, s: StateView, X: Backend, l: int) -> Effect:
+        return self.controller_update_isr(s, X, l, list(s.quorum_isr))
+
+    @action(replica=REPLICA)
+    def controller_shrink_isr(self, s: StateView, X: Backend, r: int) -> Bool:
+        """The controller takes a failed broker out of the ISR; a failed leader also loses
+        leadership, but stays in the ISR when it is alone there."""
+        return X.and_(
+            X.or_(s.quorum_leader == r, s.quorum_isr[r] == 1),
+            s.next_leader_epoch <= self.max_leader_epoch,
+        )
+
+    @controller_shrink_isr.effect
+    def _(self, s: StateView, X: Backend, r: int) -> Effect:
+        is_leader = s.quorum_leader == r
+        alone = X.forall(self.R, lambda x: s.quorum_isr[x] == (1 if x == r else 0))
+        isr = [X.ite(X.and_(is_leader, alone), s.quorum_isr[x], 0) if x == r else s.quorum_isr[x] for x in self.R]
+        return self.controller_update_isr(s, X, X.ite(is_leader, NONE, s.quorum_leader), isr)
+
+    @action(replica=REPLICA, epoch=EPOCH)
+    def become_leader(self, s: StateView, X: Backend, r: int, e: int) -> Bool:
+        """A replica becomes leader on a LeaderAndIsr request naming it, with an epoch higher
+        than its own; it keeps its own (possibly stale) high watermark."""
+        return self.received_leader_and_isr(s, X, r, r, e)
+
+    @become_leader.effect
+    def _(self, s: StateView, X: Backend, r: int, e: int) -> Effect:
+        return {"epoch": {r: e}, "leader": {r: r}, "isr": {r: list(s.request_isr[e])}}
+
+    @action(replica=REPLICA)
+    def leader_write(self, s: StateView, X: Backend, r: int) -> Bool:
+        """A replica that presumes leadership appends a producer's record with its epoch."""
+        return X.and_(
+            s.leader[r] == r,
+            s.next_record_id < self.max_records,
+            s.end_offset[r] < self.log_size,
+        )
+
+    @leader_write.effect
+    def _(self, s: StateView, X: Backend, r: int) -> Effect:
+        end = s.end_offset[r]
+        return {
+            "log_id": {r: X.set_at(s.log_id[r], end, s.next_record_id)},
+            "log_epoch": {r: X.set_at(s.log_epoch[r], end, s.epoch[r])},
+            "end_offset": {r: end + 1},
+            "next_record_id": s.next_record_id + 1,
+        }
+
+    # -- KafkaReplication: the unfenced actions of hw, kip101 and kip279 -------------------
+
+    @action(leader=REPLICA)
+    def leader_inc_high_watermark(self, s: StateView, X: Backend, l: int) -> Bool:
+        """The leader advances its high watermark by one when every member of its ISR follows it
+        and holds the offset (no epoch check)."""
+        hw = s.hw[l]
+        return X.and_(
+            s.leader[l] == l,
+            hw < self.log_size,
+            X.forall(self.R, lambda f: X.implies(s.isr[l][f] == 1,
+                                                 X.and_(s.leader[f] == l, self.has_offset(s, X, f, hw)))),
+        )
+
+    @leader_inc_high_watermark.effect
+    def _(self, s: StateView, X: Backend, l: int) -> Effect:
+        return {"hw": {l: s.hw[l] + 1}}
+
+    @action(leader=REPLICA, replica=REPLICA, where=distinct)
+    def leader_shrink_isr(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
+        """The true leader removes a follower that is not caught up to its end offset from the
+        ISR, through the quorum."""
+        lagging = X.not_(self.is_follower_caught_up(s, X, l, r, s.end_offset[l]))
+        return X.and_(s.isr[l][r] == 1, lagging, self.is_true_leader(s, X, l))
+
+    @leader_shrink_isr.effect
+    def _(self, s: StateView, X: Backend, l: int, r: int) -> Effect:
+        return self.quorum_update_leader_and_isr(s, X, l, self.without(s.isr[l], r))
+
+    @action(leader=REPLICA, replica=REPLICA, where=distinct)
+    def leader_expand_isr(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
+        """The true leader adds a follower caught up to its high watermark to the ISR, through
+        the quorum."""
+        ready = self.is_follower_caught_up(s, X, l, r, s.hw[l])
+        return X.and_(s.isr[l][r] == 0, ready, self.is_true_leader(s, X, l))
+
+    @leader_expand_isr.effect
+    def _(self, s: StateView, X: Backend, l: int, r: int) -> Effect:
+        return self.quorum_update_leader_and_isr(s, X, l, self.adding(s.isr[l], r))
+
+    @action(name="follower_fetch", follower=REPLICA, leader=REPLICA, where=distinct)
+    def follower_replicate(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """A follower fetches the next record from the leader it follows (no epoch check)."""
+        return X.and_(s.leader[l] == l, s.leader[f] == l, s.end_offset[f] < s.end_offset[l])
+
+    @follower_replicate.effect
+    def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        return self.replicate_to(s, X, f, l)
+
+    # -- KafkaTruncateToHighWatermark (mode hw) ---------------------------------------------
+
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA, epoch=EPOCH, where=distinct)
+    def become_follower_truncate_to_high_watermark(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
+        """A replica becomes follower on a LeaderAndIsr request naming another leader with a
+        higher epoch than its own, and truncates its log to its own high watermark."""
+        return X.and_(self.received_leader_and_isr(s, X, r, l, e), self.can_truncate_to(s, X, r, s.hw[r]))
+
+    @become_follower_truncate_to_high_watermark.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Effect:
+        return self.become_follower_and_truncate_to(s, X, r, l, e, s.hw[r])
+
+    # -- Kip101 (mode kip101) -------------------------------------------------------------
+
+    def lookup_offset_for_epoch(self, s: StateView, X: Backend, l: int, f: int, epoch: Int) -> Int:
+        """The leader's answer to OffsetsForLeaderEpoch (KIP-101): its end offset if its last
+        record has `epoch`, else the first offset with a larger epoch, else f's HW."""
+        first_larger: Int = s.hw[f]
+        for o in reversed(self.offsets):  # descending: the lowest such offset wins
+            first_larger = X.ite(X.and_(o < s.end_offset[l], s.log_epoch[l][o] > epoch), o, first_larger)
+        last_epoch = self.epoch_at(s, X, l, s.end_offset[l] - 1)
+        return X.ite(
+            s.end_offset[l] == 0,
+            s.hw[f],
+            X.ite(last_epoch == epoch, s.end_offset[l], first_larger),
+        )
+
+    def kip101_truncation_offset(self, s: StateView, X: Backend, l: int, r: int) -> Int:
+        """0 for an empty log, else the leader's answer for r's latest epoch."""
+        latest_epoch = self.epoch_at(s, X, r, s.end_offset[r] - 1)
+        return X.ite(s.end_offset[r] == 0, 0, self.lookup_offset_for_epoch(s, X, l, r, latest_epoch))
+
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA, epoch=EPOCH, where=distinct)
+    def become_follower_truncate_kip101(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
+        """A replica becomes follower on a LeaderAndIsr request naming another leader with a
+        higher epoch than its own, and truncates to the end offset that leader returns for the
+        replica's latest epoch (OffsetsForLeaderEpoch, KIP-101)."""
+        offset = self.kip101_truncation_offset(s, X, l, r)
+        return X.and_(self.received_leader_and_isr(s, X, r, l, e), self.can_truncate_to(s, X, r, offset))
+
+    @become_follower_truncate_kip101.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Effect:
+        return self.become_follower_and_truncate_to(s, X, r, l, e, self.kip101_truncation_offset(s, X, l, r))
+
+    # -- Kip279 (mode kip279; its truncation is also kip320's) ----------------------------
+
+    def first_non_matching_offset_from_tail(self, s: StateView, X: Backend, l: int, f: int) -> Int:
+        """One past the highest offset where f and l hold the same record, else 0 (KIP-279)."""
+        result: Int = 0
+        for o in self.offsets:  # ascending: the highest matching offset wins
+            result = X.ite(self.same_record(s, X, f, l, o), o + 1, result)
+        return result
+
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA, epoch=EPOCH, where=distinct)
+    def become_follower_truncate_kip279(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
+        """A replica becomes follower on a LeaderAndIsr request naming another leader with a
+        higher epoch than its own, and truncates past the last offset where its log and the
+        leader's hold the same record (KIP-279)."""
+        offset = self.first_non_matching_offset_from_tail(s, X, l, r)
+        return X.and_(self.received_leader_and_isr(s, X, r, l, e), self.can_truncate_to(s, X, r, offset))
+
+    @become_follower_truncate_kip279.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Effect:
+        offset = self.first_non_matching_offset_from_tail(s, X, l, r)
+        return self.become_follower_and_truncate_to(s, X, r, l, e, offset)
+
+    # -- Kip320FirstTry (mode kip320-first-try) -------------------------------------------
+
+    def is_follower_caught_up_to_leader_epoch(self, s: StateView, X: Backend, l: int, f: int, end: Int) -> Bool:
+        """l presumes leadership, f follows l and holds offset end - 1, which l also holds, with
+        the same epoch (KIP-320 draft)."""
         return X.and_(
             s.leader[l] == l,
             s.leader[f] == l,
@@ -149,11 +431,7 @@ class Replication(Model):
             ),
         )
 
-    def follows_leader_epoch(self, s: Any, X: Any, l: int, f: int) -> Any:
-        """l presumes leadership and f follows l in l's epoch (KIP-320)."""
-        return X.and_(s.leader[l] == l, s.leader[f] == l, s.epoch[f] == s.epoch[l])
-
-    def hw_reached_current_epoch(self, s: Any, X: Any, l: int) -> Any:
+    def has_high_watermark_reached_current_epoch(self, s: StateView, X: Backend, l: int) -> Bool:
         """The leader's HW is at its end offset or at a record of its own epoch."""
         hw = s.hw[l]
         return X.or_(
@@ -161,248 +439,164 @@ class Replication(Model):
             X.and_(self.has_offset(s, X, l, hw), self.epoch_at(s, X, l, hw) == s.epoch[l]),
         )
 
-    def first_non_matching_offset_from_tail(self, s: Any, X: Any, l: int, f: int) -> Any:
-        """One past the highest offset where f and l hold the same record, else 0 (KIP-279)."""
-        result: Any = 0
-        for o in self.offsets:  # ascending: the highest matching offset wins
-            result = X.ite(self.same_record(s, X, f, l, o), o + 1, result)
-        return result
-
-    def offset_for_leader_epoch(self, s: Any, X: Any, l: int, f: int, epoch: Any) -> Any:
-        """The leader's answer to OffsetsForLeaderEpoch (KIP-101): its end offset if its last
-        record has `epoch`, else the first offset with a larger epoch, else f's HW."""
-        first_larger: Any = s.hw[f]
-        for o in reversed(self.offsets):  # descending: the lowest such offset wins
-            first_larger = X.ite(X.and_(o < s.end_offset[l], s.log_epoch[l][o] > epoch), o, first_larger)
-        last_epoch = self.epoch_at(s, X, l, s.end_offset[l] - 1)
-        return X.ite(
-            s.end_offset[l] == 0,
-            s.hw[f],
-            X.ite(last_epoch == epoch, s.end_offset[l], first_larger),
-        )
-
-    def truncation_offset(self, s: Any, X: Any, l: int, r: int) -> Any:
-        """Where replica r truncates on becoming follower of l, by mode."""
-        if self.mode == "hw":
-            return s.hw[r]
-        if self.mode == "kip101":
-            latest_epoch = self.epoch_at(s, X, r, s.end_offset[r] - 1)
-            return X.ite(s.end_offset[r] == 0, 0, self.offset_for_leader_epoch(s, X, l, r, latest_epoch))
-        return self.first_non_matching_offset_from_tail(s, X, l, r)
-
-    def truncate(self, s: Any, X: Any, r: int, offset: Any) -> dict[str, Any]:
-        """The effect of truncating r's log to end at `offset`."""
-        return {
-            "log_id": {r: [X.ite(o < offset, s.log_id[r][o], NONE) for o in self.offsets]},
-            "log_epoch": {r: [X.ite(o < offset, s.log_epoch[r][o], NONE) for o in self.offsets]},
-            "end_offset": {r: offset},
-        }
-
-    def update_isr(self, s: Any, X: Any, l: int, isr: list[Any]) -> dict[str, Any]:
-        """The true leader writes a new ISR to the quorum and to its own view."""
-        return {"quorum_isr": isr, "isr": {l: isr}}
-
-    def send_leader_and_isr(self, s: Any, X: Any, leader: Any, isr: list[Any]) -> dict[str, Any]:
-        """The controller moves the quorum to the next epoch and sends its LeaderAndIsr request."""
-        e = s.next_leader_epoch
-        return {
-            "quorum_leader": leader,
-            "quorum_isr": isr,
-            "request_leader": X.set_at(s.request_leader, e, leader),
-            "request_isr": X.set_at(s.request_isr, e, isr),
-            "next_leader_epoch": e + 1,
-        }
-
-    # -- actions -------------------------------------------------------------------------
-
-    def actions(self) -> Sequence[Action]:
-        replica = Param("replica", tuple(self.R), replica_name)
-        leader = Param("leader", tuple(self.R), replica_name)
-        follower = Param("follower", tuple(self.R), replica_name)
-        epoch = Param("epoch", tuple(self.epochs))
-        distinct = lambda a, b, *rest: a != b  # noqa: E731
-        mode = self.mode
-
-        acts = [
-            Action("controller_elect_leader", self.elect_guard, self.elect_effect, (leader,),
-                   doc=self.elect_guard.__doc__ or ""),
-            Action("controller_shrink_isr", self.controller_shrink_guard, self.controller_shrink_effect, (replica,),
-                   doc=self.controller_shrink_guard.__doc__ or ""),
-            Action("become_leader", self.become_leader_guard, self.become_leader_effect, (replica, epoch),
-                   doc=self.become_leader_guard.__doc__ or ""),
-            Action("leader_write", self.write_guard, self.write_effect, (replica,),
-                   doc=self.write_guard.__doc__ or ""),
-            Action("leader_inc_high_watermark", self.inc_hw_guard, self.inc_hw_effect, (leader,),
-                   doc=self.inc_hw_guard.__doc__ or ""),
-            Action("leader_shrink_isr", self.leader_shrink_guard, self.leader_shrink_effect, (leader, replica),
-                   distinct, self.leader_shrink_guard.__doc__ or ""),
-            Action("leader_expand_isr", self.leader_expand_guard, self.leader_expand_effect, (leader, replica),
-                   distinct, self.leader_expand_guard.__doc__ or ""),
-            Action("become_follower", self.become_follower_guard, self.become_follower_effect,
-                   (replica, leader, epoch), distinct, self.become_follower_guard.__doc__ or ""),
-            Action("follower_fetch", self.fetch_guard, self.fetch_effect, (follower, leader),
-                   distinct, self.fetch_guard.__doc__ or ""),
-        ]
-        if mode == "kip320-first-try":
-            acts.append(Action("follower_truncate", self.follower_truncate_guard, self.follower_truncate_effect,
-                               (follower, leader), distinct, self.follower_truncate_guard.__doc__ or ""))
-        return acts
-
-    def elect_guard(self, s: Any, X: Any, l: int) -> Any:
-        """The controller elects a new leader from the quorum ISR (on a broker failure or for
-        balance), bumping the leader epoch and sending a LeaderAndIsr request."""
-        return X.and_(s.quorum_isr[l] == 1, s.quorum_leader != l, s.next_leader_epoch <= self.max_leader_epoch)
-
-    def elect_effect(self, s: Any, X: Any, l: int) -> dict[str, Any]:
-        return self.send_leader_and_isr(s, X, l, list(s.quorum_isr))
-
-    def controller_shrink_guard(self, s: Any, X: Any, r: int) -> Any:
-        """The controller takes a failed broker out of the ISR; a failed leader also loses
-        leadership, but stays in the ISR when it is alone there."""
-        return X.and_(
-            X.or_(s.quorum_leader == r, s.quorum_isr[r] == 1),
-            s.next_leader_epoch <= self.max_leader_epoch,
-        )
-
-    def controller_shrink_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
-        is_leader = s.quorum_leader == r
-        alone = X.and_(*[s.quorum_isr[x] == (1 if x == r else 0) for x in self.R])
-        isr = [X.ite(X.and_(is_leader, alone), s.quorum_isr[x], 0) if x == r else s.quorum_isr[x] for x in self.R]
-        return self.send_leader_and_isr(s, X, X.ite(is_leader, NONE, s.quorum_leader), isr)
-
-    def become_leader_guard(self, s: Any, X: Any, r: int, e: int) -> Any:
-        """A replica becomes leader on a LeaderAndIsr request naming it, with an epoch higher
-        than its own; it keeps its own (possibly stale) high watermark."""
-        return X.and_(e < s.next_leader_epoch, s.request_leader[e] == r, s.epoch[r] < e)
-
-    def become_leader_effect(self, s: Any, X: Any, r: int, e: int) -> dict[str, Any]:
-        return {"epoch": {r: e}, "leader": {r: r}, "isr": {r: list(s.request_isr[e])}}
-
-    def write_guard(self, s: Any, X: Any, r: int) -> Any:
-        """A replica that presumes leadership appends a producer's record with its epoch."""
-        return X.and_(
-            s.leader[r] == r,
-            s.next_record_id < self.max_records,
-            s.end_offset[r] < self.log_size,
-        )
-
-    def write_effect(self, s: Any, X: Any, r: int) -> dict[str, Any]:
-        end = s.end_offset[r]
-        return {
-            "log_id": {r: X.set_at(s.log_id[r], end, s.next_record_id)},
-            "log_epoch": {r: X.set_at(s.log_epoch[r], end, s.epoch[r])},
-            "end_offset": {r: end + 1},
-            "next_record_id": s.next_record_id + 1,
-        }
-
-    def inc_hw_guard(self, s: Any, X: Any, l: int) -> Any:
-        """The leader advances its high watermark by one when every member of its ISR
-        follows it and holds the offset (in kip320 modes, in the leader's epoch)."""
+    @action(name="leader_inc_high_watermark", leader=REPLICA)
+    def improved_leader_inc_high_watermark(self, s: StateView, X: Backend, l: int) -> Bool:
+        """The leader advances its high watermark by one when every member of its ISR follows it
+        and holds the record at the HW with the leader's epoch for it."""
         hw = s.hw[l]
-        if self.mode == "kip320":
-            members = [X.implies(s.isr[l][f] == 1, X.and_(self.follows_leader_epoch(s, X, l, f),
-                                                           self.has_offset(s, X, f, hw))) for f in self.R]
-            return X.and_(self.has_offset(s, X, l, hw), *members)
-        if self.mode == "kip320-first-try":
-            members = [X.implies(s.isr[l][f] == 1, self.caught_up_to_epoch(s, X, l, f, hw + 1)) for f in self.R]
-            return X.and_(s.leader[l] == l, self.has_offset(s, X, l, hw), *members)
-        members = [X.implies(s.isr[l][f] == 1, X.and_(s.leader[f] == l, self.has_offset(s, X, f, hw)))
-                   for f in self.R]
-        return X.and_(s.leader[l] == l, hw < self.log_size, *members)
+        return X.and_(
+            s.leader[l] == l,
+            self.has_offset(s, X, l, hw),
+            X.forall(self.R, lambda f: X.implies(s.isr[l][f] == 1,
+                                                 self.is_follower_caught_up_to_leader_epoch(s, X, l, f, hw + 1))),
+        )
 
-    def inc_hw_effect(self, s: Any, X: Any, l: int) -> dict[str, Any]:
+    @improved_leader_inc_high_watermark.effect
+    def _(self, s: StateView, X: Backend, l: int) -> Effect:
         return {"hw": {l: s.hw[l] + 1}}
 
-    def leader_shrink_guard(self, s: Any, X: Any, l: int, r: int) -> Any:
-        """The true leader removes a follower that is not caught up to its end offset (in
-        kip320, also one that follows another epoch) from the ISR, through the quorum."""
-        end = s.end_offset[l]
-        if self.mode == "kip320":
-            lagging = X.or_(X.not_(self.follows_leader_epoch(s, X, l, r)), s.end_offset[r] < end)
-        elif self.mode == "kip320-first-try":
-            lagging = X.not_(self.caught_up_to_epoch(s, X, l, r, end))
-        else:
-            lagging = X.not_(self.caught_up(s, X, l, r, end))
+    @action(name="leader_shrink_isr", leader=REPLICA, replica=REPLICA, where=distinct)
+    def leader_shrink_isr_better_fencing(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
+        """The true leader removes a follower that is not caught up to its end offset in the
+        leader's epoch from the ISR, through the quorum."""
+        lagging = X.not_(self.is_follower_caught_up_to_leader_epoch(s, X, l, r, s.end_offset[l]))
         return X.and_(s.isr[l][r] == 1, lagging, self.is_true_leader(s, X, l))
 
-    def leader_shrink_effect(self, s: Any, X: Any, l: int, r: int) -> dict[str, Any]:
-        return self.update_isr(s, X, l, [0 if x == r else s.isr[l][x] for x in self.R])
+    @leader_shrink_isr_better_fencing.effect
+    def _(self, s: StateView, X: Backend, l: int, r: int) -> Effect:
+        return self.quorum_update_leader_and_isr(s, X, l, self.without(s.isr[l], r))
 
-    def leader_expand_guard(self, s: Any, X: Any, l: int, r: int) -> Any:
-        """The true leader adds a follower caught up to its high watermark to the ISR, through
-        the quorum (in kip320 modes, only once the HW has reached the leader's own epoch)."""
-        hw = s.hw[l]
-        if self.mode == "kip320":
-            ready = X.and_(
-                self.follows_leader_epoch(s, X, l, r),
-                X.or_(hw == 0, X.and_(hw > 0, self.has_offset(s, X, r, hw - 1))),
-                self.hw_reached_current_epoch(s, X, l),
-            )
-        elif self.mode == "kip320-first-try":
-            ready = X.and_(self.caught_up_to_epoch(s, X, l, r, hw), self.hw_reached_current_epoch(s, X, l))
-        else:
-            ready = self.caught_up(s, X, l, r, hw)
+    @action(name="leader_expand_isr", leader=REPLICA, replica=REPLICA, where=distinct)
+    def leader_expand_isr_better_fencing(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
+        """The true leader adds a follower caught up to its high watermark in the leader's epoch
+        to the ISR, through the quorum, once the HW has reached the leader's own epoch."""
+        ready = X.and_(self.is_follower_caught_up_to_leader_epoch(s, X, l, r, s.hw[l]),
+                       self.has_high_watermark_reached_current_epoch(s, X, l))
         return X.and_(s.isr[l][r] == 0, ready, self.is_true_leader(s, X, l))
 
-    def leader_expand_effect(self, s: Any, X: Any, l: int, r: int) -> dict[str, Any]:
-        return self.update_isr(s, X, l, [1 if x == r else s.isr[l][x] for x in self.R])
+    @leader_expand_isr_better_fencing.effect
+    def _(self, s: StateView, X: Backend, l: int, r: int) -> Effect:
+        return self.quorum_update_leader_and_isr(s, X, l, self.adding(s.isr[l], r))
 
-    def become_follower_guard(self, s: Any, X: Any, r: int, l: int, e: int) -> Any:
+    @action(replica=REPLICA, leader=REPLICA, epoch=EPOCH, where=distinct)
+    def become_follower(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
         """A replica becomes follower on a LeaderAndIsr request naming another leader with a
-        higher epoch than its own, and truncates its log by the mode's rule (kip320: only
-        while that leader is in the request's epoch; kip320-first-try: no truncation yet)."""
-        received = X.and_(e < s.next_leader_epoch, s.request_leader[e] == l, s.epoch[r] < e)
-        if self.mode == "kip320-first-try":
-            return received
-        fenced = X.and_(s.leader[l] == l, s.epoch[l] == e) if self.mode == "kip320" else True
-        if self.settings["truncate_to_end_offset"]:
-            return X.and_(received, fenced)
-        return X.and_(received, fenced, self.truncation_offset(s, X, l, r) <= s.end_offset[r])
+        higher epoch than its own, keeping its log and high watermark: it truncates at fetch
+        time (follower_truncate)."""
+        return self.received_leader_and_isr(s, X, r, l, e)
 
-    def become_follower_effect(self, s: Any, X: Any, r: int, l: int, e: int) -> dict[str, Any]:
-        view = {"epoch": {r: e}, "leader": {r: l}, "isr": {r: list(s.request_isr[e])}}
-        if self.mode == "kip320-first-try":
-            return view
-        offset = self.truncation_offset(s, X, l, r)
-        if self.settings["truncate_to_end_offset"]:
-            offset = X.min_(offset, s.end_offset[r])
-        return {**view, **self.truncate(s, X, r, offset), "hw": {r: X.min_(offset, s.hw[r])}}
+    @become_follower.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Effect:
+        return {"epoch": {r: e}, "leader": {r: l}, "isr": {r: list(s.request_isr[e])}}
 
-    def fetch_guard(self, s: Any, X: Any, f: int, l: int) -> Any:
-        """A follower fetches the next record from the leader it follows (kip320: in the same
-        epoch; kip320-first-try: only while its last record's epoch matches the leader's)."""
-        if self.mode == "kip320":
-            fenced = self.follows_leader_epoch(s, X, l, f)
-        elif self.mode == "kip320-first-try":
-            fenced = self.caught_up_to_epoch(s, X, l, f, s.end_offset[f])
-        else:
-            fenced = X.and_(s.leader[l] == l, s.leader[f] == l)
-        return X.and_(fenced, s.end_offset[f] < s.end_offset[l])
+    @action(follower=REPLICA, leader=REPLICA, where=distinct)
+    def follower_fetch(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """A follower fetches the next record from the leader it follows, only while its last
+        record's epoch matches the leader's at that offset."""
+        return X.and_(self.is_follower_caught_up_to_leader_epoch(s, X, l, f, s.end_offset[f]),
+                      s.end_offset[f] < s.end_offset[l])
 
-    def fetch_effect(self, s: Any, X: Any, f: int, l: int) -> dict[str, Any]:
+    @follower_fetch.effect
+    def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        return self.replicate_to(s, X, f, l)
+
+    def follower_needs_truncation(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """f's log is longer than l's, or f's last record has another epoch than l's record at
+        that offset."""
         end = s.end_offset[f]
-        return {
-            "log_id": {f: X.set_at(s.log_id[f], end, X.at(s.log_id[l], end))},
-            "log_epoch": {f: X.set_at(s.log_epoch[f], end, X.at(s.log_epoch[l], end))},
-            "end_offset": {f: end + 1},
-            "hw": {f: X.min_(s.hw[l], end + 1)},
-        }
-
-    def follower_truncate_guard(self, s: Any, X: Any, f: int, l: int) -> Any:
-        """(kip320-first-try) A follower whose log is longer than the leader's, or whose last
-        record's epoch differs from the leader's at that offset, truncates at fetch time."""
-        end = s.end_offset[f]
-        diverged = X.or_(
+        return X.or_(
             end > s.end_offset[l],
             X.and_(end > 0, self.has_offset(s, X, l, end - 1),
                    self.epoch_at(s, X, l, end - 1) != self.epoch_at(s, X, f, end - 1)),
         )
-        offset = self.first_non_matching_offset_from_tail(s, X, l, f)
-        return X.and_(s.leader[l] == l, s.leader[f] == l, diverged, offset <= end)
 
-    def follower_truncate_effect(self, s: Any, X: Any, f: int, l: int) -> dict[str, Any]:
+    @action(follower=REPLICA, leader=REPLICA, where=distinct)
+    def follower_truncate(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """A follower whose log is longer than the leader's, or whose last record's epoch
+        differs from the leader's at that offset, truncates at fetch time (KIP-279's offset)."""
         offset = self.first_non_matching_offset_from_tail(s, X, l, f)
-        return {**self.truncate(s, X, f, offset), "hw": {f: X.min_(offset, s.hw[f])}}
+        return X.and_(s.leader[l] == l, s.leader[f] == l, self.follower_needs_truncation(s, X, f, l),
+                      offset <= s.end_offset[f])
+
+    @follower_truncate.effect
+    def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        offset = self.first_non_matching_offset_from_tail(s, X, l, f)
+        return {**self.truncate_to(s, X, f, offset), "hw": {f: X.min_(offset, s.hw[f])}}
+
+    # -- Kip320 (mode kip320) -------------------------------------------------------------
+
+    def is_following_leader_epoch(self, s: StateView, X: Backend, l: int, f: int) -> Bool:
+        """l presumes leadership and f follows l in l's epoch (KIP-320)."""
+        return X.and_(s.leader[l] == l, s.leader[f] == l, s.epoch[f] == s.epoch[l])
+
+    def has_follower_reached_high_watermark(self, s: StateView, X: Backend, l: int, f: int) -> Bool:
+        """f holds the record just below l's high watermark (or that HW is 0)."""
+        hw = s.hw[l]
+        return X.or_(hw == 0, X.and_(hw > 0, self.has_offset(s, X, f, hw - 1)))
+
+    @action(name="leader_inc_high_watermark", leader=REPLICA)
+    def fenced_leader_inc_high_watermark(self, s: StateView, X: Backend, l: int) -> Bool:
+        """The leader advances its high watermark by one when every member of its ISR follows it
+        in its epoch and holds the offset."""
+        hw = s.hw[l]
+        return X.and_(
+            self.has_offset(s, X, l, hw),
+            X.forall(self.R, lambda f: X.implies(s.isr[l][f] == 1, X.and_(self.is_following_leader_epoch(s, X, l, f),
+                                                                        self.has_offset(s, X, f, hw)))),
+        )
+
+    @fenced_leader_inc_high_watermark.effect
+    def _(self, s: StateView, X: Backend, l: int) -> Effect:
+        return {"hw": {l: s.hw[l] + 1}}
+
+    @action(name="leader_shrink_isr", leader=REPLICA, replica=REPLICA, where=distinct)
+    def fenced_leader_shrink_isr(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
+        """The true leader removes a follower that follows another epoch, or is behind its end
+        offset, from the ISR, through the quorum."""
+        lagging = X.or_(X.not_(self.is_following_leader_epoch(s, X, l, r)), s.end_offset[r] < s.end_offset[l])
+        return X.and_(s.isr[l][r] == 1, lagging, self.is_true_leader(s, X, l))
+
+    @fenced_leader_shrink_isr.effect
+    def _(self, s: StateView, X: Backend, l: int, r: int) -> Effect:
+        return self.quorum_update_leader_and_isr(s, X, l, self.without(s.isr[l], r))
+
+    @action(name="leader_expand_isr", leader=REPLICA, replica=REPLICA, where=distinct)
+    def fenced_leader_expand_isr(self, s: StateView, X: Backend, l: int, r: int) -> Bool:
+        """The true leader adds a follower that follows its epoch and has reached its high
+        watermark to the ISR, through the quorum, once the HW has reached the leader's own epoch."""
+        ready = X.and_(
+            self.is_following_leader_epoch(s, X, l, r),
+            self.has_follower_reached_high_watermark(s, X, l, r),
+            self.has_high_watermark_reached_current_epoch(s, X, l),
+        )
+        return X.and_(s.isr[l][r] == 0, ready, self.is_true_leader(s, X, l))
+
+    @fenced_leader_expand_isr.effect
+    def _(self, s: StateView, X: Backend, l: int, r: int) -> Effect:
+        return self.quorum_update_leader_and_isr(s, X, l, self.adding(s.isr[l], r))
+
+    @action(name="become_follower", replica=REPLICA, leader=REPLICA, epoch=EPOCH, where=distinct)
+    def fenced_become_follower_and_truncate(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
+        """A replica becomes follower on a LeaderAndIsr request naming another leader with a
+        higher epoch than its own, once that leader leads in the request's epoch, and truncates
+        past the last offset where its log and the leader's hold the same record."""
+        offset = self.first_non_matching_offset_from_tail(s, X, l, r)
+        return X.and_(self.received_leader_and_isr(s, X, r, l, e), s.leader[l] == l, s.epoch[l] == e,
+                      self.can_truncate_to(s, X, r, offset))
+
+    @fenced_become_follower_and_truncate.effect
+    def _(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Effect:
+        offset = self.first_non_matching_offset_from_tail(s, X, l, r)
+        return self.become_follower_and_truncate_to(s, X, r, l, e, offset)
+
+    @action(name="follower_fetch", follower=REPLICA, leader=REPLICA, where=distinct)
+    def fenced_follower_fetch(self, s: StateView, X: Backend, f: int, l: int) -> Bool:
+        """A follower fetches the next record from the leader it follows, in the leader's epoch."""
+        return X.and_(self.is_following_leader_epoch(s, X, l, f), s.end_offset[f] < s.end_offset[l])
+
+    @fenced_follower_fetch.effect
+    def _(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
+        return self.replicate_to(s, X, f, l)
 
     # -- presentation --------------------------------------------------------------------
 

@@ -27,14 +27,19 @@ Modes:
           transaction (part 1), and the coordinator bumps the epoch at every EndTxn, writing
           the markers with the new epoch (part 2)
 
+KIP-890's two changes are actions of their own (`verified_partition_append`,
+`end_txn_bumping_epoch`), which `actions()` picks in kip890 mode in place of KIP-98's.
+
 See docs/transactions.md for each rule and the KIP or seed section it comes from.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from kmc.model.core import NONE, Action, Field, Model, Option, Param, Schema, State
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
+)
 from kmc.model.transactions_view import (
     ABORT, ACKED, AWAITING, COMMIT, COMPLETE_ABORT, COMPLETE_COMMIT, DATA, EMPTY, FENCED, GAVE_UP, IN_TRANSACTION,
     ONGOING, PREPARE_ABORT, PREPARE_COMMIT, READY, UNINITIALISED, UNSENT, describe, partition_name,
@@ -45,6 +50,11 @@ MODES = {
     "kip98": "classic transactions: no partition-side verification, epoch bumped only by InitProducerId (KIP-98)",
     "kip890": "partition verifies the transaction before a first write; epoch bumped at every transaction end (KIP-890)",
 }
+
+PRODUCER = Domain(lambda m: m.I, producer_name)
+PARTITION = Domain(lambda m: m.P, partition_name)
+DECISION = Domain(lambda m: (1, 0), lambda c: "commit" if c else "abort")
+
 
 class Transactions(Model):
     name = "transactions"
@@ -82,47 +92,56 @@ class Transactions(Model):
         self.schema = Schema(
             [
                 # producer instances
-                Field("phase", UNINITIALISED, FENCED, (I,), "instance: uninitialised, ready, in transaction, fenced"),
-                Field("epoch", NONE, E, (I,), "producer epoch the instance holds"),
-                Field("txn", NONE, T - 1, (I,), "transaction the instance is in (ghost: T1, T2, ...)"),
-                Field("position", NONE, N, (I,), "the application's next input record (-1: fetch the committed offset)"),
-                Field("input", NONE, N - 1, (I,), "input record the transaction processes"),
-                Field("added", 0, 1, (I, P), "AddPartitionsToTxn answered for the partition"),
-                Field("write", UNSENT, GAVE_UP, (I, P), "the instance's write to the partition in this transaction"),
-                Field("offsets_sent", 0, 1, (I,), "consumer offsets sent to the transaction"),
-                Field("abortable", 0, 1, (I,), "a write failed or timed out: the transaction can only abort"),
-                Field("seq", 0, T, (I, P), "next sequence number to the partition"),
+                Field("phase", lo=UNINITIALISED, hi=FENCED, shape=(I,),
+                      doc="instance: uninitialised, ready, in transaction, fenced"),
+                Field("epoch", lo=NONE, hi=E, shape=(I,), doc="producer epoch the instance holds"),
+                Field("txn", lo=NONE, hi=T - 1, shape=(I,),
+                      doc="transaction the instance is in (ghost: T1, T2, ...)"),
+                Field("position", lo=NONE, hi=N, shape=(I,),
+                      doc="the application's next input record (-1: fetch the committed offset)"),
+                Field("input", lo=NONE, hi=N - 1, shape=(I,), doc="input record the transaction processes"),
+                Field("added", lo=0, hi=1, shape=(I, P), doc="AddPartitionsToTxn answered for the partition"),
+                Field("write", lo=UNSENT, hi=GAVE_UP, shape=(I, P),
+                      doc="the instance's write to the partition in this transaction"),
+                Field("offsets_sent", lo=0, hi=1, shape=(I,), doc="consumer offsets sent to the transaction"),
+                Field("abortable", lo=0, hi=1, shape=(I,),
+                      doc="a write failed or timed out: the transaction can only abort"),
+                Field("seq", lo=0, hi=T, shape=(I, P), doc="next sequence number to the partition"),
                 # produce requests in the network
-                Field("request", 0, 1, (I, P), "a produce request in the network"),
-                Field("request_epoch", NONE, E, (I, P), "its producer epoch"),
-                Field("request_seq", NONE, T, (I, P), "its sequence number"),
-                Field("request_txn", NONE, T - 1, (I, P), "the transaction it was sent in (ghost)"),
-                Field("request_input", NONE, N - 1, (I, P), "the input record its output comes from"),
+                Field("request", lo=0, hi=1, shape=(I, P), doc="a produce request in the network"),
+                Field("request_epoch", lo=NONE, hi=E, shape=(I, P), doc="its producer epoch"),
+                Field("request_seq", lo=NONE, hi=T, shape=(I, P), doc="its sequence number"),
+                Field("request_txn", lo=NONE, hi=T - 1, shape=(I, P),
+                      doc="the transaction it was sent in (ghost)"),
+                Field("request_input", lo=NONE, hi=N - 1, shape=(I, P),
+                      doc="the input record its output comes from"),
                 # output partitions
-                Field("log_kind", NONE, ABORT, (P, L), "entry: data, COMMIT or ABORT marker (-1: empty)"),
-                Field("log_epoch", NONE, E, (P, L), "producer epoch of the entry"),
-                Field("log_txn", NONE, T - 1, (P, L), "transaction of the entry (ghost)"),
-                Field("log_input", NONE, N - 1, (P, L), "input record a data entry comes from"),
-                Field("log_end", 0, L, (P,), "log end offset"),
-                Field("part_epoch", NONE, E, (P,), "latest producer epoch the partition has seen"),
-                Field("part_seq", NONE, T, (P,), "last sequence appended in that epoch"),
-                Field("read_pos", 0, L, (P,), "the read_committed consumer's position"),
-                Field("returned", 0, 1, (P, L), "the read_committed consumer returned the record"),
+                Field("log_kind", lo=NONE, hi=ABORT, shape=(P, L),
+                      doc="entry: data, COMMIT or ABORT marker (-1: empty)"),
+                Field("log_epoch", lo=NONE, hi=E, shape=(P, L), doc="producer epoch of the entry"),
+                Field("log_txn", lo=NONE, hi=T - 1, shape=(P, L), doc="transaction of the entry (ghost)"),
+                Field("log_input", lo=NONE, hi=N - 1, shape=(P, L), doc="input record a data entry comes from"),
+                Field("log_end", lo=0, hi=L, shape=(P,), doc="log end offset"),
+                Field("part_epoch", lo=NONE, hi=E, shape=(P,), doc="latest producer epoch the partition has seen"),
+                Field("part_seq", lo=NONE, hi=T, shape=(P,), doc="last sequence appended in that epoch"),
+                Field("read_pos", lo=0, hi=L, shape=(P,), doc="the read_committed consumer's position"),
+                Field("returned", lo=0, hi=1, shape=(P, L), doc="the read_committed consumer returned the record"),
                 # consumer group
-                Field("group_offset", 0, N, (), "the group's committed offset of the input"),
-                Field("pending_offset", NONE, N, (), "offset committed in an open transaction (TxnOffsetCommit)"),
-                Field("group_marker_kind", NONE, ABORT, (), "the last marker the offsets partition got"),
-                Field("group_marker_txn", NONE, T - 1, (), "its transaction (ghost)"),
+                Field("group_offset", lo=0, hi=N, doc="the group's committed offset of the input"),
+                Field("pending_offset", lo=NONE, hi=N,
+                      doc="offset committed in an open transaction (TxnOffsetCommit)"),
+                Field("group_marker_kind", lo=NONE, hi=ABORT, doc="the last marker the offsets partition got"),
+                Field("group_marker_txn", lo=NONE, hi=T - 1, doc="its transaction (ghost)"),
                 # transaction coordinator: the transaction log's last state, and volatile progress
-                Field("co_state", EMPTY, COMPLETE_ABORT, (), "transaction state"),
-                Field("co_epoch", NONE, E, (), "producer epoch"),
-                Field("co_txn", NONE, T - 1, (), "transaction the state belongs to (ghost)"),
-                Field("co_parts", 0, 1, (P,), "partitions in the transaction"),
-                Field("co_group", 0, 1, (), "the consumer group's offsets in the transaction"),
-                Field("marked", 0, 1, (P,), "marker written to the partition (volatile)"),
-                Field("marked_group", 0, 1, (), "marker written to the offsets (volatile)"),
-                Field("failovers", 0, self.max_failovers, (), "coordinator failovers so far"),
-                Field("next_txn", 0, T, (), "transactions begun so far"),
+                Field("co_state", lo=EMPTY, hi=COMPLETE_ABORT, doc="transaction state"),
+                Field("co_epoch", lo=NONE, hi=E, doc="producer epoch"),
+                Field("co_txn", lo=NONE, hi=T - 1, doc="transaction the state belongs to (ghost)"),
+                Field("co_parts", lo=0, hi=1, shape=(P,), doc="partitions in the transaction"),
+                Field("co_group", lo=0, hi=1, doc="the consumer group's offsets in the transaction"),
+                Field("marked", lo=0, hi=1, shape=(P,), doc="marker written to the partition (volatile)"),
+                Field("marked_group", lo=0, hi=1, doc="marker written to the offsets (volatile)"),
+                Field("failovers", lo=0, hi=self.max_failovers, doc="coordinator failovers so far"),
+                Field("next_txn", lo=0, hi=T, doc="transactions begun so far"),
             ]
         )
 
@@ -148,40 +167,40 @@ class Transactions(Model):
 
     # -- reading a partition log -----------------------------------------------------------
 
-    def resolution(self, s: Any, X: Any, p: int, o: int) -> Any:
+    def resolution(self, s: StateView, X: Backend, p: int, o: int) -> Int:
         """The kind of the first marker after offset o in p's log (NONE: still open)."""
-        res: Any = NONE
+        res: Int = NONE
         for m in reversed(self.offsets):
             if m > o:
                 res = X.ite(X.and_(m < s.log_end[p], s.log_kind[p][m] != DATA), s.log_kind[p][m], res)
         return res
 
-    def open_txn(self, s: Any, X: Any, p: int) -> Any:
+    def open_txn(self, s: StateView, X: Backend, p: int) -> Bool:
         """p holds a transaction with no marker yet: its last entry is data."""
         end = s.log_end[p]
         return X.and_(end > 0, X.at(s.log_kind[p], end - 1) == DATA)
 
-    def last_stable_offset(self, s: Any, X: Any, p: int) -> Any:
+    def last_stable_offset(self, s: StateView, X: Backend, p: int) -> Int:
         """The first offset of an open transaction, or the log end (the LSO)."""
-        lso: Any = s.log_end[p]
+        lso: Int = s.log_end[p]
         for o in reversed(self.offsets):
             unresolved = X.and_(o < s.log_end[p], s.log_kind[p][o] == DATA, self.resolution(s, X, p, o) == NONE)
             lso = X.ite(unresolved, o, lso)
         return lso
 
-    def coordinator_open(self, s: Any, X: Any) -> Any:
+    def coordinator_open(self, s: StateView, X: Backend) -> Bool:
         return X.or_(s.co_state == ONGOING, s.co_state == PREPARE_COMMIT, s.co_state == PREPARE_ABORT)
 
-    def preparing(self, s: Any, X: Any) -> Any:
+    def preparing(self, s: StateView, X: Backend) -> Bool:
         return X.or_(s.co_state == PREPARE_COMMIT, s.co_state == PREPARE_ABORT)
 
-    def joinable(self, s: Any, X: Any, i: int) -> Any:
+    def joinable(self, s: StateView, X: Backend, i: int) -> Bool:
         """The coordinator takes the instance's AddPartitionsToTxn / AddOffsetsToTxn: same epoch,
         and not completing a transaction (CONCURRENT_TRANSACTIONS: the client retries later)."""
         return X.and_(s.phase[i] == IN_TRANSACTION, s.abortable[i] == 0, s.epoch[i] == s.co_epoch,
                       X.not_(self.preparing(s, X)))
 
-    def join(self, s: Any, X: Any, i: int) -> dict[str, Any]:
+    def join(self, s: StateView, X: Backend, i: int) -> Effect:
         """Coordinator effect of adding to the instance's transaction: Ongoing, logged."""
         fresh = s.co_state != ONGOING
         return {
@@ -191,7 +210,7 @@ class Transactions(Model):
             "co_group": X.ite(fresh, 0, s.co_group),
         }
 
-    def reset_transaction(self, i: int) -> dict[str, Any]:
+    def reset_transaction(self, i: int) -> Effect:
         """The instance's client-side transaction state, cleared."""
         P = len(self.P)
         return {
@@ -202,39 +221,30 @@ class Transactions(Model):
     # -- actions ---------------------------------------------------------------------------
 
     def actions(self) -> Sequence[Action]:
-        inst = Param("producer", tuple(self.I), producer_name)
-        part = Param("partition", tuple(self.P), partition_name)
-        decision = Param("commit", (1, 0), lambda c: "commit" if c else "abort")
-
-        def act(name: str, guard: Any, effect: Any, params: tuple[Param, ...]) -> Action:
-            return Action(name, guard, effect, params, None, " ".join((guard.__doc__ or "").split()))
-
+        """Every action, in the order engines explore them (it fixes the BFS order, hence which
+        shortest trace is found); kip890 takes KIP-890's partition append and transaction end."""
+        append, end = ((self.verified_partition_append, self.end_txn_bumping_epoch) if self.kip890
+                       else (self.partition_append, self.end_txn))
         acts = [
-            act("init_producer_id", self.init_guard, self.init_effect, (inst,)),
-            act("begin_transaction", self.begin_guard, self.begin_effect, (inst,)),
-            act("add_partition", self.add_guard, self.add_effect, (inst, part)),
-            act("send", self.send_guard, self.send_effect, (inst, part)),
-            act("request_timeout", self.timeout_guard, self.timeout_effect, (inst, part)),
-            act("partition_append", self.append_guard, self.append_effect, (inst, part)),
-            act("send_offsets", self.offsets_guard, self.offsets_effect, (inst,)),
-            act("end_txn", self.end_guard, self.end_effect, (inst, decision)),
-            act("fenced", self.fenced_guard, self.fenced_effect, (inst,)),
-            act("write_marker", self.marker_guard, self.marker_effect, (part,)),
-            act("write_offsets_marker", self.group_marker_guard, self.group_marker_effect, ()),
-            act("complete_txn", self.complete_guard, self.complete_effect, ()),
-            act("consume", self.consume_guard, self.consume_effect, (part,)),
+            self.init_producer_id, self.begin_transaction, self.add_partition, self.send, self.request_timeout,
+            append, self.send_offsets, end, self.fenced, self.write_marker, self.write_offsets_marker,
+            self.complete_txn, self.consume,
         ]
         if self.max_failovers:
-            acts.append(act("coordinator_failover", self.failover_guard, self.failover_effect, ()))
+            acts.append(self.coordinator_failover)
         return acts
 
-    def init_guard(self, s: Any, X: Any, i: int) -> Any:
+    # -- the producer ----------------------------------------------------------------------
+
+    @action(producer=PRODUCER)
+    def init_producer_id(self, s: StateView, X: Backend, i: int) -> Bool:
         """initTransactions: InitProducerId bumps the epoch, fencing older instances. An Ongoing
         transaction is aborted first (PrepareAbort with the new epoch) and the instance retries;
         while a transaction completes the coordinator answers CONCURRENT_TRANSACTIONS. [002 A.1; KIP-98]"""
         return X.and_(s.phase[i] == UNINITIALISED, X.not_(self.preparing(s, X)), s.co_epoch < self.E)
 
-    def init_effect(self, s: Any, X: Any, i: int) -> dict[str, Any]:
+    @init_producer_id.effect
+    def _(self, s: StateView, X: Backend, i: int) -> Effect:
         aborts = s.co_state == ONGOING
         epoch = s.co_epoch + 1
         return {
@@ -246,7 +256,8 @@ class Transactions(Model):
             "position": {i: NONE},
         }
 
-    def begin_guard(self, s: Any, X: Any, i: int) -> Any:
+    @action(producer=PRODUCER)
+    def begin_transaction(self, s: StateView, X: Backend, i: int) -> Bool:
         """beginTransaction: the application takes its next input record, after an abort or a
         restart from the group's committed offset, which it reads only once no transactional
         offset is pending (KIP-447's stable offset fetch). [002; KIP-98]"""
@@ -255,43 +266,59 @@ class Transactions(Model):
         stable = X.or_(X.not_(fetch), s.pending_offset == NONE)
         return X.and_(s.phase[i] == READY, s.next_txn < self.T, stable, nxt < self.N)
 
-    def begin_effect(self, s: Any, X: Any, i: int) -> dict[str, Any]:
+    @begin_transaction.effect
+    def _(self, s: StateView, X: Backend, i: int) -> Effect:
         nxt = X.ite(s.position[i] == NONE, s.group_offset, s.position[i])
         return {"phase": {i: IN_TRANSACTION}, "txn": {i: s.next_txn}, "next_txn": s.next_txn + 1,
                 "input": {i: nxt}, "position": {i: nxt}}
 
-    def add_guard(self, s: Any, X: Any, i: int, p: int) -> Any:
+    @action(producer=PRODUCER, partition=PARTITION)
+    def add_partition(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
         """AddPartitionsToTxn before the first write to a partition in the transaction; the
         coordinator logs Ongoing with the partition. [002 A.2; KIP-98]"""
         return X.and_(self.joinable(s, X, i), s.added[i][p] == 0)
 
-    def add_effect(self, s: Any, X: Any, i: int, p: int) -> dict[str, Any]:
+    @add_partition.effect
+    def _(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
         effect = self.join(s, X, i)
         effect["co_parts"] = [1 if q == p else v for q, v in enumerate(effect["co_parts"])]
         return {**effect, "added": {i: {p: 1}}}
 
-    def send_guard(self, s: Any, X: Any, i: int, p: int) -> Any:
+    @action(producer=PRODUCER, partition=PARTITION)
+    def send(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
         """The producer sends its output record for the input to a partition it added, with
         producer id, epoch and the next sequence number. [002 C; KIP-98]"""
         return X.and_(s.phase[i] == IN_TRANSACTION, s.abortable[i] == 0, s.added[i][p] == 1,
                       s.write[i][p] == UNSENT, s.request[i][p] == 0)
 
-    def send_effect(self, s: Any, X: Any, i: int, p: int) -> dict[str, Any]:
+    @send.effect
+    def _(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
         return {
             "write": {i: {p: AWAITING}}, "seq": {i: {p: s.seq[i][p] + 1}},
             "request": {i: {p: 1}}, "request_epoch": {i: {p: s.epoch[i]}}, "request_seq": {i: {p: s.seq[i][p]}},
             "request_txn": {i: {p: s.txn[i]}}, "request_input": {i: {p: s.input[i]}},
         }
 
-    def timeout_guard(self, s: Any, X: Any, i: int, p: int) -> Any:
+    @action(producer=PRODUCER, partition=PARTITION)
+    def request_timeout(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
         """request.timeout.ms passes with the produce request still in the network: the producer
         gives up on it, and its transaction can only abort; the request may still land. [KIP-890 motivation]"""
         return X.and_(s.write[i][p] == AWAITING, s.request[i][p] == 1)
 
-    def timeout_effect(self, s: Any, X: Any, i: int, p: int) -> dict[str, Any]:
+    @request_timeout.effect
+    def _(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
         return {"write": {i: {p: GAVE_UP}}, "abortable": {i: 1}}
 
-    def verified(self, s: Any, X: Any, i: int, p: int) -> Any:
+    # -- the partition leader --------------------------------------------------------------
+
+    def in_epoch_and_sequence(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
+        """KIP-98: the request's epoch is not older than the partition's, and its sequence is the
+        next of that epoch (0 in a newer one)."""
+        e, q = s.request_epoch[i][p], s.request_seq[i][p]
+        in_sequence = X.ite(e == s.part_epoch[p], q == s.part_seq[p] + 1, q == 0)
+        return X.and_(X.not_(e < s.part_epoch[p]), in_sequence)
+
+    def verified(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
         """KIP-890 part 1: before the first write of a transaction (no open transaction of this
         epoch at the partition) the leader asks the coordinator whether the producer's transaction
         is Ongoing, in this epoch, with the partition in it."""
@@ -300,20 +327,10 @@ class Transactions(Model):
         ongoing = X.and_(s.co_state == ONGOING, s.co_epoch == e, s.co_parts[p] == 1)
         return X.or_(continues, ongoing)
 
-    def append_guard(self, s: Any, X: Any, i: int, p: int) -> Any:
-        """The partition leader handles a produce request, whenever the network delivers it: an
-        older epoch than it has seen is refused (fencing); otherwise the next sequence of the
-        epoch (0 in a newer one) is appended (KIP-98); kip890 first verifies the transaction
-        (KIP-890 part 1). The answer reaches the producer unless it gave up. [002 C; KIP-98; KIP-890]"""
-        return X.and_(s.request[i][p] == 1, s.log_end[p] < self.L)
-
-    def append_effect(self, s: Any, X: Any, i: int, p: int) -> dict[str, Any]:
+    def append(self, s: StateView, X: Backend, i: int, p: int, accept: Bool) -> Effect:
+        """The leader takes the request off the network and appends it when it `accept`s it."""
         e, q, end = s.request_epoch[i][p], s.request_seq[i][p], s.log_end[p]
         fenced = e < s.part_epoch[p]
-        in_sequence = X.ite(e == s.part_epoch[p], q == s.part_seq[p] + 1, q == 0)
-        accept = X.and_(X.not_(fenced), in_sequence)
-        if self.kip890:
-            accept = X.and_(accept, self.verified(s, X, i, p))
         waiting = s.write[i][p] == AWAITING
         at_end = [X.and_(accept, o == end) for o in self.offsets]
         return {
@@ -333,55 +350,110 @@ class Transactions(Model):
             "abortable": {i: X.ite(X.and_(waiting, X.not_(accept)), 1, s.abortable[i])},
         }
 
-    def offsets_guard(self, s: Any, X: Any, i: int) -> Any:
+    @action(producer=PRODUCER, partition=PARTITION)
+    def partition_append(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
+        """The partition leader handles a produce request, whenever the network delivers it: an
+        older epoch than it has seen is refused (fencing); otherwise the next sequence of the
+        epoch (0 in a newer one) is appended. The answer reaches the producer unless it gave up. [002 C; KIP-98]"""
+        return X.and_(s.request[i][p] == 1, s.log_end[p] < self.L)
+
+    @partition_append.effect
+    def _(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
+        return self.append(s, X, i, p, self.in_epoch_and_sequence(s, X, i, p))
+
+    @action(name="partition_append", producer=PRODUCER, partition=PARTITION)
+    def verified_partition_append(self, s: StateView, X: Backend, i: int, p: int) -> Bool:
+        """(kip890) As partition_append, but the leader first verifies the transaction with the
+        coordinator (KIP-890 part 1). [002 C; KIP-98; KIP-890]"""
+        return X.and_(s.request[i][p] == 1, s.log_end[p] < self.L)
+
+    @verified_partition_append.effect
+    def _(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
+        return self.append(s, X, i, p, X.and_(self.in_epoch_and_sequence(s, X, i, p), self.verified(s, X, i, p)))
+
+    # -- ending the transaction ------------------------------------------------------------
+
+    @action(producer=PRODUCER)
+    def send_offsets(self, s: StateView, X: Backend, i: int) -> Bool:
         """sendOffsetsToTransaction: AddOffsetsToTxn puts the group's offsets partition in the
         transaction, then TxnOffsetCommit leaves the next input offset pending until the marker. [002]"""
         return X.and_(self.joinable(s, X, i), s.offsets_sent[i] == 0)
 
-    def offsets_effect(self, s: Any, X: Any, i: int) -> dict[str, Any]:
+    @send_offsets.effect
+    def _(self, s: StateView, X: Backend, i: int) -> Effect:
         return {**self.join(s, X, i), "co_group": 1, "pending_offset": s.input[i] + 1, "offsets_sent": {i: 1}}
 
-    def end_guard(self, s: Any, X: Any, i: int, commit: int) -> Any:
-        """commitTransaction (every write acknowledged and the offsets sent) or abortTransaction
-        (no write still awaited): EndTxn makes the coordinator log PrepareCommit or PrepareAbort,
-        the point of no return; kip890 bumps the epoch and returns it (KIP-890 part 2). [002 A.3, D]"""
-        base = X.and_(s.phase[i] == IN_TRANSACTION, X.not_(X.or_(*[s.write[i][p] == AWAITING for p in self.P])),
+    def may_end(self, s: StateView, X: Backend, i: int, commit: int) -> Bool:
+        """EndTxn is sent: to commit, every write acknowledged and the offsets sent; to abort, no
+        write still awaited."""
+        base = X.and_(s.phase[i] == IN_TRANSACTION, X.not_(X.exists(self.P, lambda p: s.write[i][p] == AWAITING)),
                       X.or_(s.epoch[i] == s.co_epoch, X.not_(s.co_state == ONGOING)))
         if commit:
-            done = [X.and_(s.added[i][p] == 1, s.write[i][p] == ACKED) for p in self.P]
-            return X.and_(base, s.abortable[i] == 0, s.offsets_sent[i] == 1, *done, s.co_state == ONGOING,
+            done = X.forall(self.P, lambda p: X.and_(s.added[i][p] == 1, s.write[i][p] == ACKED))
+            return X.and_(base, s.abortable[i] == 0, s.offsets_sent[i] == 1, done, s.co_state == ONGOING,
                           s.epoch[i] == s.co_epoch)
         return base
 
-    def end_effect(self, s: Any, X: Any, i: int, commit: int) -> dict[str, Any]:
-        ours = X.and_(s.co_state == ONGOING, s.epoch[i] == s.co_epoch)  # else nothing to end at the coordinator
-        epoch = s.co_epoch + 1 if self.kip890 else s.co_epoch
-        effect: dict[str, Any] = {
+    def ours(self, s: StateView, X: Backend, i: int) -> Bool:
+        """The coordinator's Ongoing transaction is the instance's (else there is nothing to end)."""
+        return X.and_(s.co_state == ONGOING, s.epoch[i] == s.co_epoch)
+
+    def prepare(self, s: StateView, X: Backend, i: int, commit: int) -> Effect:
+        """The coordinator logs PrepareCommit or PrepareAbort; the instance is ready for the next."""
+        return {
             **self.reset_transaction(i),
             "phase": {i: READY},
             "position": {i: s.input[i] + 1 if commit else NONE},
-            "co_state": X.ite(ours, PREPARE_COMMIT if commit else PREPARE_ABORT, s.co_state),
+            "co_state": X.ite(self.ours(s, X, i), PREPARE_COMMIT if commit else PREPARE_ABORT, s.co_state),
         }
-        if self.kip890:
-            effect["co_epoch"] = X.ite(ours, epoch, s.co_epoch)
-            effect["epoch"] = {i: X.ite(ours, epoch, s.epoch[i])}
-            effect["seq"] = {i: [X.ite(ours, 0, s.seq[i][p]) for p in self.P]}
-        return effect
 
-    def fenced_guard(self, s: Any, X: Any, i: int) -> Any:
+    @action(producer=PRODUCER, commit=DECISION)
+    def end_txn(self, s: StateView, X: Backend, i: int, commit: int) -> Bool:
+        """commitTransaction (every write acknowledged and the offsets sent) or abortTransaction
+        (no write still awaited): EndTxn makes the coordinator log PrepareCommit or PrepareAbort,
+        the point of no return. [002 A.3, D]"""
+        return self.may_end(s, X, i, commit)
+
+    @end_txn.effect
+    def _(self, s: StateView, X: Backend, i: int, commit: int) -> Effect:
+        return self.prepare(s, X, i, commit)
+
+    @action(name="end_txn", producer=PRODUCER, commit=DECISION)
+    def end_txn_bumping_epoch(self, s: StateView, X: Backend, i: int, commit: int) -> Bool:
+        """(kip890) As end_txn, and the coordinator bumps the epoch and returns it to the producer
+        (KIP-890 part 2). [002 A.3, D; KIP-890]"""
+        return self.may_end(s, X, i, commit)
+
+    @end_txn_bumping_epoch.effect
+    def _(self, s: StateView, X: Backend, i: int, commit: int) -> Effect:
+        ours, epoch = self.ours(s, X, i), s.co_epoch + 1
+        return {
+            **self.prepare(s, X, i, commit),
+            "co_epoch": X.ite(ours, epoch, s.co_epoch),
+            "epoch": {i: X.ite(ours, epoch, s.epoch[i])},
+            "seq": {i: [X.ite(ours, 0, s.seq[i][p]) for p in self.P]},
+        }
+
+    @action(producer=PRODUCER)
+    def fenced(self, s: StateView, X: Backend, i: int) -> Bool:
         """An instance whose epoch a newer InitProducerId superseded gets ProducerFenced from the
         coordinator on its next request, and closes. [002 A.1; KIP-98]"""
         return X.and_(X.or_(s.phase[i] == READY, s.phase[i] == IN_TRANSACTION), s.epoch[i] < s.co_epoch)
 
-    def fenced_effect(self, s: Any, X: Any, i: int) -> dict[str, Any]:
+    @fenced.effect
+    def _(self, s: StateView, X: Backend, i: int) -> Effect:
         return {**self.reset_transaction(i), "phase": {i: FENCED}}
 
-    def marker_guard(self, s: Any, X: Any, p: int) -> Any:
+    # -- the coordinator -------------------------------------------------------------------
+
+    @action(partition=PARTITION)
+    def write_marker(self, s: StateView, X: Backend, p: int) -> Bool:
         """Phase 2: the coordinator writes the COMMIT or ABORT marker, with the transaction's
         epoch, to every partition in the transaction. [002 D; KIP-98]"""
         return X.and_(self.preparing(s, X), s.co_parts[p] == 1, s.marked[p] == 0, s.log_end[p] < self.L)
 
-    def marker_effect(self, s: Any, X: Any, p: int) -> dict[str, Any]:
+    @write_marker.effect
+    def _(self, s: StateView, X: Backend, p: int) -> Effect:
         kind = X.ite(s.co_state == PREPARE_COMMIT, COMMIT, ABORT)
         end = s.log_end[p]
         # a marker sent again after a failover is not appended twice in a row
@@ -398,41 +470,51 @@ class Transactions(Model):
             "marked": {p: 1},
         }
 
-    def group_marker_guard(self, s: Any, X: Any) -> Any:
+    @action()
+    def write_offsets_marker(self, s: StateView, X: Backend) -> Bool:
         """The marker reaches the group's offsets partition: on commit the pending offset becomes
         the committed one, on abort it is dropped. [002 offsets in the transaction]"""
         return X.and_(self.preparing(s, X), s.co_group == 1, s.marked_group == 0)
 
-    def group_marker_effect(self, s: Any, X: Any) -> dict[str, Any]:
+    @write_offsets_marker.effect
+    def _(self, s: StateView, X: Backend) -> Effect:
         commit = X.and_(s.co_state == PREPARE_COMMIT, s.pending_offset != NONE)
         return {"group_offset": X.ite(commit, s.pending_offset, s.group_offset), "pending_offset": NONE,
                 "marked_group": 1, "group_marker_txn": s.co_txn,
                 "group_marker_kind": X.ite(s.co_state == PREPARE_COMMIT, COMMIT, ABORT)}
 
-    def complete_guard(self, s: Any, X: Any) -> Any:
+    @action()
+    def complete_txn(self, s: StateView, X: Backend) -> Bool:
         """Once every marker is written the coordinator logs CompleteCommit or CompleteAbort. [002 D]"""
-        marked = [X.implies(s.co_parts[p] == 1, s.marked[p] == 1) for p in self.P]
-        return X.and_(self.preparing(s, X), X.implies(s.co_group == 1, s.marked_group == 1), *marked)
+        marked = X.forall(self.P, lambda p: X.implies(s.co_parts[p] == 1, s.marked[p] == 1))
+        return X.and_(self.preparing(s, X), X.implies(s.co_group == 1, s.marked_group == 1), marked)
 
-    def complete_effect(self, s: Any, X: Any) -> dict[str, Any]:
+    @complete_txn.effect
+    def _(self, s: StateView, X: Backend) -> Effect:
         P = len(self.P)
         return {"co_state": X.ite(s.co_state == PREPARE_COMMIT, COMPLETE_COMMIT, COMPLETE_ABORT),
                 "co_parts": [0] * P, "co_group": 0, "marked": [0] * P, "marked_group": 0}
 
-    def failover_guard(self, s: Any, X: Any) -> Any:
+    @action()
+    def coordinator_failover(self, s: StateView, X: Backend) -> Bool:
         """The broker leading the transaction log partition fails; the new coordinator rebuilds
         the transaction's state from the log and sends the markers of a Prepare* state again. [002 B]"""
         return s.failovers < self.max_failovers
 
-    def failover_effect(self, s: Any, X: Any) -> dict[str, Any]:
+    @coordinator_failover.effect
+    def _(self, s: StateView, X: Backend) -> Effect:
         return {"marked": [0] * len(self.P), "marked_group": 0, "failovers": s.failovers + 1}
 
-    def consume_guard(self, s: Any, X: Any, p: int) -> Any:
+    # -- the read_committed consumer -------------------------------------------------------
+
+    @action(partition=PARTITION)
+    def consume(self, s: StateView, X: Backend, p: int) -> Bool:
         """A read_committed consumer reads up to the last stable offset, skipping aborted records
         and markers. [002 D; KIP-98]"""
         return s.read_pos[p] < self.last_stable_offset(s, X, p)
 
-    def consume_effect(self, s: Any, X: Any, p: int) -> dict[str, Any]:
+    @consume.effect
+    def _(self, s: StateView, X: Backend, p: int) -> Effect:
         pos = s.read_pos[p]
         returned = [X.and_(o == pos, s.log_kind[p][o] == DATA, self.resolution(s, X, p, o) != ABORT)
                     for o in self.offsets]

@@ -8,9 +8,11 @@ An index outside an array gives its nearest element (`at`) or changes nothing (`
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 from kmc.model.core import Instance, Invariant, Model, State
+
+T = TypeVar("T")
 
 
 class Scalar:
@@ -64,6 +66,22 @@ class Scalar:
     @staticmethod
     def any(xs: Iterable[Any]) -> bool:
         return any(xs)
+
+    @staticmethod
+    def iff(a: Any, b: Any) -> bool:
+        return bool(a) == bool(b)
+
+    @staticmethod
+    def forall(xs: Iterable[T], fn: Callable[[T], Any]) -> bool:
+        return all(fn(x) for x in xs)
+
+    @staticmethod
+    def exists(xs: Iterable[T], fn: Callable[[T], Any]) -> bool:
+        return any(fn(x) for x in xs)
+
+    @staticmethod
+    def count(xs: Iterable[Any]) -> int:
+        return sum(1 for x in xs if x)
 
 
 SCALAR = Scalar()

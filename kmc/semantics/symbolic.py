@@ -18,11 +18,13 @@ backend) on a model before encoding it, which refuses every data-dependent branc
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import z3
 
 from kmc.semantics.symbolic_value import numbers, raw, resize, to_bv, wrap
+
+T = TypeVar("T")
 
 
 def is_term(x: Any) -> bool:
@@ -169,6 +171,36 @@ class Symbolic:
 
     def any(self, xs: Iterable[Any]) -> Any:
         return self.or_(*xs)
+
+    def iff(self, a: Any, b: Any) -> Any:
+        a, b = as_bool(a), as_bool(b)
+        if not isinstance(a, z3.BoolRef) and not isinstance(b, z3.BoolRef):
+            return a == b
+        return self.wrap(to_z3_bool(a) == to_z3_bool(b))
+
+    def forall(self, xs: Iterable[T], fn: Callable[[T], Any]) -> Any:
+        return self.and_(*[fn(x) for x in xs])
+
+    def exists(self, xs: Iterable[T], fn: Callable[[T], Any]) -> Any:
+        return self.or_(*[fn(x) for x in xs])
+
+    def count(self, xs: Iterable[Any]) -> Any:
+        """The number of true flags: a bit-vector of the backend's width (an int when every flag is
+        a constant)."""
+        known = 0
+        terms = []
+        for x in xs:
+            b = as_bool(x)
+            if isinstance(b, z3.BoolRef):
+                terms.append(to_bv(b, self.width))
+            elif b:
+                known += 1
+        if not terms:
+            return known
+        out = terms[0]
+        for t in terms[1:]:
+            out = out + t
+        return self.wrap(out + known if known else out)
 
 
 def _is_boolish(x: Any) -> bool:

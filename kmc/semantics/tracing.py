@@ -102,5 +102,17 @@ class Tracing:
     def any(self, xs: Iterable[Any]) -> Any:
         return self._call("any", *list(xs))
 
+    def iff(self, a: Any, b: Any) -> Any:
+        return self._call("iff", a, b)
+
+    def forall(self, xs: Iterable[Any], fn: Any) -> Any:
+        return self._call("forall", *[fn(x) for x in xs])
+
+    def exists(self, xs: Iterable[Any], fn: Any) -> Any:
+        return self._call("exists", *[fn(x) for x in xs])
+
+    def count(self, xs: Iterable[Any]) -> Any:
+        return self._call("count", *list(xs))
+
 
 TRACING = Tracing()

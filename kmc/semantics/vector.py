@@ -6,11 +6,13 @@ models guard such reads, as every backend evaluates both sides of `ite`.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from kmc.semantics.tree import ite_tree
+
+T = TypeVar("T")
 
 
 class Vector:
@@ -97,6 +99,36 @@ class Vector:
 
     def any(self, xs: Iterable[Any]) -> Any:
         return self.or_(*xs)
+
+    def iff(self, a: Any, b: Any) -> Any:
+        a, b = _truth(a), _truth(b)
+        if np.ndim(a) == 0 and np.ndim(b) == 0:
+            return bool(a) == bool(b)
+        return np.equal(a, b)
+
+    def forall(self, xs: Iterable[T], fn: Callable[[T], Any]) -> Any:
+        return self.and_(*[fn(x) for x in xs])
+
+    def exists(self, xs: Iterable[T], fn: Callable[[T], Any]) -> Any:
+        return self.or_(*[fn(x) for x in xs])
+
+    def count(self, xs: Iterable[Any]) -> Any:
+        """The number of true flags, as an int column (or an int when every flag is a constant)."""
+        out: Any = 0
+        for x in xs:
+            x = _truth(x)
+            if np.ndim(x) == 0:
+                out = out + (1 if x else 0)
+            else:
+                out = out + x.astype(self.dtype)
+        return out
+
+
+def _truth(x: Any) -> Any:
+    """x as a truth value: bool arrays and constants as they are, an int column as x != 0."""
+    if isinstance(x, np.ndarray) and x.dtype != np.bool_:
+        return x != 0
+    return x
 
 
 def _is_bool(x: Any) -> bool:
