@@ -12,32 +12,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kmc.invariants.common import type_ok
-from kmc.model.core import Invariant
+from kmc.model.core import Backend, Bool, Invariant, StateView, invariant
 from model import ABORTED, COMMITTED, TwoPhaseCommit
 
 
-def consistency(m: TwoPhaseCommit) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        return X.all([
-            X.not_(X.and_(s.rm_state[r1] == ABORTED, s.rm_state[r2] == COMMITTED))
-            for r1 in m.RM for r2 in m.RM
-        ])
-
-    return Invariant("consistency", holds, "TCConsistent: no RM has committed while another has aborted")
+@invariant("consistency")
+def consistency(m: TwoPhaseCommit, s: StateView, X: Backend) -> Bool:
+    """TCConsistent: no RM has committed while another has aborted"""
+    return X.forall(m.RM, lambda r1: X.forall(m.RM, lambda r2: X.not_(
+        X.and_(s.rm_state[r1] == ABORTED, s.rm_state[r2] == COMMITTED))))
 
 
-def prepared_never_aborts(m: TwoPhaseCommit) -> Invariant:
-    def holds(s: Any, X: Any) -> Any:
-        # an RM's Prepared message stays in msgs forever: it records that the RM prepared
-        return X.all([X.implies(s.msg_prepared[r] == 1, s.rm_state[r] != ABORTED) for r in m.RM])
-
-    return Invariant(
-        "prepared-never-aborts", holds,
-        "an RM that prepared never aborts (false: the TM may abort after an RM voted to commit)",
-    )
+@invariant("prepared-never-aborts")
+def prepared_never_aborts(m: TwoPhaseCommit, s: StateView, X: Backend) -> Bool:
+    """an RM that prepared never aborts (false: the TM may abort after an RM voted to commit)"""
+    # an RM's Prepared message stays in msgs forever: it records that the RM prepared
+    return X.forall(m.RM, lambda r: X.implies(s.msg_prepared[r] == 1, s.rm_state[r] != ABORTED))
 
 
 def invariants(m: TwoPhaseCommit) -> list[Invariant]:

@@ -18,9 +18,11 @@ counts equal TLC's on the specification for 3 to 8 RMs (tests/reference/tlc-two-
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
-from kmc.model.core import Action, Field, Model, Option, Param, Schema, State
+from kmc.model.core import (
+    Action, Backend, Bool, Domain, Effect, Field, Model, Option, Schema, State, StateView, action,
+)
 
 MODES = {
     "tla": "the TwoPhase specification as written (tlaplus/Examples, specifications/transaction_commit)",
@@ -40,6 +42,9 @@ def rm_name(rm: int) -> str:
     return f"r{rm + 1}"
 
 
+RM = Domain(lambda m: m.RM, rm_name)  # an action parameter ranging over the resource managers
+
+
 class TwoPhaseCommit(Model):
     name = "two-phase-commit"
     summary = "Lamport's two-phase commit (TLA+ TwoPhase): one TM, N RMs, messages as a set"
@@ -56,14 +61,15 @@ class TwoPhaseCommit(Model):
         rm_axis = (0,)  # RMs are interchangeable: renaming them renames the successors
         self.schema = Schema(
             [
-                Field("rm_state", WORKING, ABORTED, (n,), "rmState[rm]: 0 working, 1 prepared, 2 committed, 3 aborted",
-                      replica_axes=rm_axis),
-                Field("tm_state", INIT, TM_ABORTED, (), "tmState: 0 init, 1 committed, 2 aborted"),
-                Field("tm_prepared", 0, 1, (n,), "rm \\in tmPrepared: the TM has received rm's Prepared message",
-                      replica_axes=rm_axis),
-                Field("msg_prepared", 0, 1, (n,), "[type |-> \"Prepared\", rm |-> rm] \\in msgs", replica_axes=rm_axis),
-                Field("msg_commit", 0, 1, (), "[type |-> \"Commit\"] \\in msgs"),
-                Field("msg_abort", 0, 1, (), "[type |-> \"Abort\"] \\in msgs"),
+                Field("rm_state", lo=WORKING, hi=ABORTED, shape=(n,),
+                      doc="rmState[rm]: 0 working, 1 prepared, 2 committed, 3 aborted", replica_axes=rm_axis),
+                Field("tm_state", lo=INIT, hi=TM_ABORTED, doc="tmState: 0 init, 1 committed, 2 aborted"),
+                Field("tm_prepared", lo=0, hi=1, shape=(n,),
+                      doc="rm \\in tmPrepared: the TM has received rm's Prepared message", replica_axes=rm_axis),
+                Field("msg_prepared", lo=0, hi=1, shape=(n,),
+                      doc="[type |-> \"Prepared\", rm |-> rm] \\in msgs", replica_axes=rm_axis),
+                Field("msg_commit", lo=0, hi=1, doc="[type |-> \"Commit\"] \\in msgs"),
+                Field("msg_abort", lo=0, hi=1, doc="[type |-> \"Abort\"] \\in msgs"),
             ]
         )
 
@@ -77,76 +83,78 @@ class TwoPhaseCommit(Model):
             )
         ]
 
-    # -- actions, in the order the specification defines them -----------------------------
+    # -- actions, in the order the specification's TPNext lists them -------------------------
 
     def actions(self) -> Sequence[Action]:
-        rm = Param("rm", tuple(self.RM), rm_name)
+        return [self.tm_rcv_prepared, self.tm_commit, self.tm_abort, self.rm_prepare,
+                self.rm_choose_to_abort, self.rm_rcv_commit_msg, self.rm_rcv_abort_msg]
 
-        def act(name: str, guard: Any, effect: Any, params: tuple[Param, ...]) -> Action:
-            return Action(name, guard, effect, params, None, " ".join((guard.__doc__ or "").split()))
-
-        return [
-            act("tm_rcv_prepared", self.tm_rcv_prepared, self.tm_rcv_prepared_effect, (rm,)),
-            act("tm_commit", self.tm_commit, self.tm_commit_effect, ()),
-            act("tm_abort", self.tm_abort, self.tm_abort_effect, ()),
-            act("rm_prepare", self.rm_prepare, self.rm_prepare_effect, (rm,)),
-            act("rm_choose_to_abort", self.rm_choose_to_abort, self.rm_choose_to_abort_effect, (rm,)),
-            act("rm_rcv_commit_msg", self.rm_rcv_commit_msg, self.rm_rcv_commit_msg_effect, (rm,)),
-            act("rm_rcv_abort_msg", self.rm_rcv_abort_msg, self.rm_rcv_abort_msg_effect, (rm,)),
-        ]
-
-    def tm_rcv_prepared(self, s: Any, X: Any, rm: int) -> Any:
+    @action(rm=RM)
+    def tm_rcv_prepared(self, s: StateView, X: Backend, rm: int) -> Bool:
         """TMRcvPrepared(rm): the TM, still undecided, receives rm's Prepared message and
         records that rm has prepared."""
         return X.and_(s.tm_state == INIT, s.msg_prepared[rm] == 1)
 
-    def tm_rcv_prepared_effect(self, s: Any, X: Any, rm: int) -> dict[str, Any]:
+    @tm_rcv_prepared.effect
+    def _(self, s: StateView, X: Backend, rm: int) -> Effect:
         return {"tm_prepared": {rm: 1}}
 
-    def tm_commit(self, s: Any, X: Any) -> Any:
+    @action()
+    def tm_commit(self, s: StateView, X: Backend) -> Bool:
         """TMCommit: the TM, still undecided, has received Prepared from every RM; it decides
         to commit and sends the Commit message."""
-        return X.and_(s.tm_state == INIT, X.all([s.tm_prepared[r] == 1 for r in self.RM]))
+        return X.and_(s.tm_state == INIT, X.forall(self.RM, lambda r: s.tm_prepared[r] == 1))
 
-    def tm_commit_effect(self, s: Any, X: Any) -> dict[str, Any]:
+    @tm_commit.effect
+    def _(self, s: StateView, X: Backend) -> Effect:
         return {"tm_state": TM_COMMITTED, "msg_commit": 1}
 
-    def tm_abort(self, s: Any, X: Any) -> Any:
+    @action()
+    def tm_abort(self, s: StateView, X: Backend) -> Bool:
         """TMAbort: the TM, still undecided, decides on its own to abort (it stands for a
         timeout, or an RM's abort message the specification leaves out) and sends the
         Abort message."""
         return s.tm_state == INIT
 
-    def tm_abort_effect(self, s: Any, X: Any) -> dict[str, Any]:
+    @tm_abort.effect
+    def _(self, s: StateView, X: Backend) -> Effect:
         return {"tm_state": TM_ABORTED, "msg_abort": 1}
 
-    def rm_prepare(self, s: Any, X: Any, rm: int) -> Any:
+    @action(rm=RM)
+    def rm_prepare(self, s: StateView, X: Backend, rm: int) -> Bool:
         """RMPrepare(rm): a working RM prepares (it can now commit, and gives up aborting on
         its own) and sends its Prepared message to the TM."""
         return s.rm_state[rm] == WORKING
 
-    def rm_prepare_effect(self, s: Any, X: Any, rm: int) -> dict[str, Any]:
+    @rm_prepare.effect
+    def _(self, s: StateView, X: Backend, rm: int) -> Effect:
         return {"rm_state": {rm: PREPARED}, "msg_prepared": {rm: 1}}
 
-    def rm_choose_to_abort(self, s: Any, X: Any, rm: int) -> Any:
+    @action(rm=RM)
+    def rm_choose_to_abort(self, s: StateView, X: Backend, rm: int) -> Bool:
         """RMChooseToAbort(rm): a working RM decides on its own to abort; it sends nothing."""
         return s.rm_state[rm] == WORKING
 
-    def rm_choose_to_abort_effect(self, s: Any, X: Any, rm: int) -> dict[str, Any]:
+    @rm_choose_to_abort.effect
+    def _(self, s: StateView, X: Backend, rm: int) -> Effect:
         return {"rm_state": {rm: ABORTED}}
 
-    def rm_rcv_commit_msg(self, s: Any, X: Any, rm: int) -> Any:
+    @action(rm=RM)
+    def rm_rcv_commit_msg(self, s: StateView, X: Backend, rm: int) -> Bool:
         """RMRcvCommitMsg(rm): rm receives the TM's Commit message and commits."""
         return s.msg_commit == 1
 
-    def rm_rcv_commit_msg_effect(self, s: Any, X: Any, rm: int) -> dict[str, Any]:
+    @rm_rcv_commit_msg.effect
+    def _(self, s: StateView, X: Backend, rm: int) -> Effect:
         return {"rm_state": {rm: COMMITTED}}
 
-    def rm_rcv_abort_msg(self, s: Any, X: Any, rm: int) -> Any:
+    @action(rm=RM)
+    def rm_rcv_abort_msg(self, s: StateView, X: Backend, rm: int) -> Bool:
         """RMRcvAbortMsg(rm): rm receives the TM's Abort message and aborts."""
         return s.msg_abort == 1
 
-    def rm_rcv_abort_msg_effect(self, s: Any, X: Any, rm: int) -> dict[str, Any]:
+    @rm_rcv_abort_msg.effect
+    def _(self, s: StateView, X: Backend, rm: int) -> Effect:
         return {"rm_state": {rm: ABORTED}}
 
     # -- presentation ----------------------------------------------------------------------
