@@ -23,7 +23,7 @@ class Counter(Model):
     options = (Option("mode", "plain", "mode", choices=("plain", "branchy")),)
 
     def _build(self) -> None:
-        self.schema = Schema([Field("x", 0, 3)])
+        self.schema = Schema([Field("x", lo=0, hi=3)])
 
     def initial_states(self) -> list[tuple[int, ...]]:
         return [(0,)]
