@@ -120,21 +120,24 @@ class Replication(Model):
     # -- Next, by mode -------------------------------------------------------------------
 
     def actions(self) -> Sequence[Action]:
-        """The mode's `Next`: the actions its spec module's `Next` chooses, in kmc's one order
+        return self.next(self.mode)
+
+    def next(self, mode: str) -> list[Action]:
+        """The `Next` of `mode`: the actions its spec module's `Next` chooses, in kmc's one order
         for every mode (engines explore in it: it fixes the BFS order, hence which shortest trace
-        is found)."""
+        is found). A subclass adds a mode by changing one mode's list (docs/writing-models.md)."""
         shared = [self.controller_elect_leader, self.controller_shrink_isr, self.become_leader, self.leader_write]
-        if self.mode == "kip320":  # Kip320
+        if mode == "kip320":  # Kip320
             return [*shared, self.fenced_leader_inc_high_watermark, self.fenced_leader_shrink_isr,
                     self.fenced_leader_expand_isr, self.fenced_become_follower_and_truncate,
                     self.fenced_follower_fetch]
-        if self.mode == "kip320-first-try":  # Kip320FirstTry
+        if mode == "kip320-first-try":  # Kip320FirstTry
             return [*shared, self.improved_leader_inc_high_watermark, self.leader_shrink_isr_better_fencing,
                     self.leader_expand_isr_better_fencing, self.become_follower, self.follower_fetch,
                     self.follower_truncate]
-        if self.mode == "kip279":  # Kip279
+        if mode == "kip279":  # Kip279
             become_follower = self.become_follower_truncate_kip279
-        elif self.mode == "kip101":  # Kip101
+        elif mode == "kip101":  # Kip101
             become_follower = self.become_follower_truncate_kip101
         else:  # KafkaTruncateToHighWatermark
             become_follower = self.become_follower_truncate_to_high_watermark
