@@ -196,6 +196,7 @@ class _Pack:
         self.signed: list[bool] = []
         self.slots: list[tuple[bool, int]] = []  # (is a term, its index or the constant)
         self.numerals: dict[int, z3.BitVecNumRef] = {}
+        self._chunks: list[tuple[z3.BitVecRef, int, int]] | None = None
 
     def add(self, x: Any) -> int:
         """A slot for a Bool, a bit-vector or a Python constant."""
@@ -213,11 +214,8 @@ class _Pack:
 
     def values(self, state: State) -> list[int]:
         """Every slot's value on `state`."""
-        if not self.terms:
-            return [v for _, v in self.slots]
-        if not hasattr(self, "_whole"):
-            self._whole = self.terms[0] if len(self.terms) == 1 else z3.Concat(*self.terms)
-            self._sizes = [t.size() for t in self.terms]
+        if self._chunks is None:
+            self._chunks = self._pack()
             self._from = (z3.Ast * len(self.consts))(*(c.as_ast() for c in self.consts))
         n = len(self.consts)
         to = (z3.Ast * n)()
@@ -225,16 +223,37 @@ class _Pack:
             if v not in self.numerals:
                 self.numerals[v] = z3.BitVecVal(v, self.width)
             to[i] = self.numerals[v].as_ast()
-        ctx = self._whole.ctx
-        whole = z3.BitVecRef(z3.Z3_substitute(ctx.ref(), self._whole.as_ast(), n, self._from, to), ctx)
-        number = z3.simplify(whole)
-        if not z3.is_bv_value(number):
-            raise ValueError(f"z3 left a term unevaluated: {number}")
-        bits = number.as_long()
-        decoded = [0] * len(self.terms)
-        for k in range(len(self.terms) - 1, -1, -1):  # the last term holds the lowest bits
-            size = self._sizes[k]
-            v = bits & ((1 << size) - 1)
-            bits >>= size
-            decoded[k] = v - (1 << size) if self.signed[k] and v >> (size - 1) else v
+        decoded: list[int] = []
+        for whole, first, last in self._chunks:
+            ctx = whole.ctx
+            number = z3.simplify(z3.BitVecRef(z3.Z3_substitute(ctx.ref(), whole.as_ast(), n, self._from, to), ctx))
+            if not z3.is_bv_value(number):
+                raise ValueError(f"z3 left a term unevaluated: {number}")
+            bits = number.as_long()
+            values = [0] * (last - first)
+            for k in range(last - 1, first - 1, -1):  # the last term holds the lowest bits
+                size = self._sizes[k]
+                v = bits & ((1 << size) - 1)
+                bits >>= size
+                values[k - first] = v - (1 << size) if self.signed[k] and v >> (size - 1) else v
+            decoded += values
         return [decoded[v] if is_term else v for is_term, v in self.slots]
+
+    def _pack(self) -> list[tuple[z3.BitVecRef, int, int]]:
+        """The terms concatenated in chunks of at most CHUNK_BITS bits (z3 prints a long
+        numeral in time quadratic in its length): (chunk, first term, end)."""
+        self._sizes = [t.size() for t in self.terms]
+        chunks: list[tuple[z3.BitVecRef, int, int]] = []
+        first = 0
+        while first < len(self.terms):
+            last, bits = first, 0
+            while last < len(self.terms) and (last == first or bits + self._sizes[last] <= CHUNK_BITS):
+                bits += self._sizes[last]
+                last += 1
+            part = self.terms[first:last]
+            chunks.append((part[0] if len(part) == 1 else z3.Concat(*part), first, last))
+            first = last
+        return chunks
+
+
+CHUNK_BITS = 512
