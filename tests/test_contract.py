@@ -10,7 +10,7 @@ runs it on the real models).
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -88,7 +88,7 @@ class Tiny(Model):
     name = "tiny"
     summary = "test only"
     modes = {"only": "the one mode"}
-    options = (Option("mode", "only", "mode", choices=("only",)),)
+    options: ClassVar[tuple[Option, ...]] = (Option("mode", "only", "mode", choices=("only",)),)
 
     def _build(self) -> None:
         self.schema = Schema([Field("x", -1, 3)])

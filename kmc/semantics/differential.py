@@ -18,6 +18,7 @@ It takes a `random.Random` (or a seed) so that runs are reproducible without hyp
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -101,7 +102,7 @@ def differences(model: Model, invariants: Sequence[Invariant], *, rng: random.Ra
             counts[key] = counts.get(key, 0) + 1
             if key not in first:
                 first[key] = _disagreement(schema, p, state, s, v, z)
-    return [Disagreement(**{**d.__dict__, "count": counts[key]}) for key, d in first.items()]
+    return [dataclasses.replace(d, count=counts[key]) for key, d in first.items()]
 
 
 def _agree(s: Outcome, v: Outcome, z: Outcome) -> bool:
@@ -113,10 +114,10 @@ def _agree(s: Outcome, v: Outcome, z: Outcome) -> bool:
 def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome, z: Outcome) -> Disagreement:
     if p.part == "effect":
         changed = _changed_positions(state, (s, v, z))
-        shown = [_writes(schema, state, o, changed) for o in (s, v, z)]
+        a, b, c = (_writes(schema, state, o, changed) for o in (s, v, z))
     else:
-        shown = [repr(o) for o in (s, v, z)]
-    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), *shown, count=1)
+        a, b, c = (repr(o) for o in (s, v, z))
+    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), a, b, c, count=1)
 
 
 def _changed_positions(state: State, outcomes: Sequence[Outcome]) -> list[int]:
