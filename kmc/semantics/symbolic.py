@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import z3
 
+from kmc.model.core import Schema
 from kmc.semantics.symbolic_value import numbers, raw, resize, to_bv, wrap
 
 T = TypeVar("T")
@@ -55,6 +56,13 @@ def width_for(lo: int, hi: int) -> int:
     fields, and the +1, -1, differences and small sums models compute on them."""
     bound = max(abs(2 * lo - 2), abs(2 * hi + 2), 2)
     return bound.bit_length() + 1
+
+
+def schema_width(schema: Schema) -> int:
+    """The width engines give `Symbolic` for a schema: every field's range, and counts of up
+    to the largest field's size (sums of flags)."""
+    n = max(f.size for f in schema.fields)
+    return width_for(min(schema.lo, default=0), max(*schema.hi, n))
 
 
 def to_z3_bool(x: Any) -> z3.BoolRef:

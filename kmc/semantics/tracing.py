@@ -1,8 +1,12 @@
 """The tracing interpretation: fields are opaque terms whose truth value cannot be asked for.
 
 Running a model under it shows that no action or invariant branches on state with a Python
-`if`, `and`, `or`, `min` or `max`, or indexes a list by a state value (kmc/semantics/contract.py).
-Indices are clipped as in the other interpretations.
+`if`, `and`, `or`, `not`, `min` or `max`, indexes a list by a state value, or looks a state
+value up in a dict or a set (kmc/semantics/contract.py). Concrete indices are clipped (`at`)
+or ignored when out of range (`set_at`) as in the other interpretations.
+
+What it cannot see is code that never asks a term anything: `s.x is -1`, `isinstance(s.x,
+int)`, `type(s.x)`. The differential check (kmc/semantics/differential.py) catches those.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ class DataDependentBranch(TypeError):
 
 class Term:
     """A state-dependent value under the tracing backend: arithmetic and comparison give
-    new terms; `bool()`, `int()` and use as a list index are refused."""
+    new terms; `bool()`, `int()`, use as a list index and hashing (a dict key, a set member)
+    are refused."""
 
     __slots__ = ("text",)
 
@@ -37,7 +42,8 @@ class Term:
     def __int__(self) -> int:
         raise DataDependentBranch(f"state-dependent term {self.text} converted to int")
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        raise DataDependentBranch(f"state-dependent term {self.text} used as a dict key or set member")
 
     def _op(self, op: str, other: Any, swap: bool = False) -> Term:
         a, b = (other, self) if swap else (self, other)
@@ -90,10 +96,15 @@ class Tracing:
 
     def at(self, array: Sequence[Any], index: Any) -> Any:
         if isinstance(index, int):
-            return array[index]
+            return array[min(max(index, 0), len(array) - 1)]
         return self._call("at", list(array), index)
 
     def set_at(self, array: Sequence[Any], index: Any, value: Any) -> list[Any]:
+        if isinstance(index, int):
+            out = list(array)
+            if 0 <= index < len(out):
+                out[index] = value
+            return out
         return [ite_tree(self, index == i, value, a) for i, a in enumerate(array)]
 
     def all(self, xs: Iterable[Any]) -> Any:

@@ -155,3 +155,13 @@ def _fold(op: Any, unit: bool, xs: Sequence[Any]) -> Any:
 
 
 VECTOR = Vector()
+
+
+def level_dtype(lo: Sequence[int], hi: Sequence[int]) -> np.dtype:
+    """The smallest of int16, int32, int64 that holds every value (int16 at least, so that
+    model arithmetic on small fields does not wrap): the dtype engines give `Vector`."""
+    for dt in (np.int16, np.int32):
+        info = np.iinfo(dt)
+        if min(lo) >= info.min and max(hi) <= info.max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)

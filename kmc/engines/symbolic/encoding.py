@@ -24,7 +24,7 @@ import z3
 from kmc.semantics.tracing import DataDependentBranch
 from kmc.semantics.contract import contract_problems
 from kmc.semantics.scalar import ScalarModel
-from kmc.semantics.symbolic import Symbolic, as_int, width_for, is_term, to_z3_bool
+from kmc.semantics.symbolic import Symbolic, as_int, is_term, schema_width, to_z3_bool
 from kmc.errors import BadInput, ReplayError
 from kmc.model.core import Instance, Invariant, Model, State
 from kmc.traces.trace import Step, Trace
@@ -50,9 +50,7 @@ class SymbolicModel:
         problems = contract_problems(model, list(invariants))
         if problems:  # z3 would answer some of these silently (structural ==): refuse them all
             raise DataDependentBranch("model breaks the contract of kmc/model/core.py: " + "; ".join(problems))
-        schema = model.schema
-        n = max(f.size for f in schema.fields)
-        self.width = width_for(min(schema.lo, default=0), max(*schema.hi, n))  # sums of flags stay below n
+        self.width = schema_width(model.schema)
         self.X = Symbolic(self.width)
         self.model = model
         self.schema = model.schema

@@ -22,23 +22,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from kmc.semantics.vector import Vector
+from kmc.semantics.vector import Vector, level_dtype
 from kmc.engines.vector.keyset import KeyFormat
 from kmc.engines.vector.packing import Layout, Packing
 from kmc.engines.vector.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
 
 U64 = np.uint64
-
-
-def level_dtype(lo: Sequence[int], hi: Sequence[int]) -> np.dtype:
-    """The smallest of int16, int32, int64 that holds every value (int16 at least, so that
-    model arithmetic on small fields does not wrap)."""
-    for dt in (np.int16, np.int32):
-        info = np.iinfo(dt)
-        if min(lo) >= info.min and max(hi) <= info.max:
-            return np.dtype(dt)
-    return np.dtype(np.int64)
 
 
 @dataclass

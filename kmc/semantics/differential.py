@@ -1,0 +1,147 @@
+"""The differential check: model code gives the same answers under every interpretation.
+
+The contract check (kmc/semantics/contract.py) sees every question model code asks of a state
+value. It cannot see code that asks nothing: `s.x is -1` is True for the Python int -1 and
+False for a numpy column or a z3 term; `isinstance(s.x, int)`, `type(s.x)` likewise. Such
+code gives the scalar engine one state space and the vector or z3 engine another, silently.
+
+This check draws states, the model's initial states first, then `count` states with each flat
+position uniform in its field's range (reachable or not, as k-induction's states are), and
+evaluates every guard, every effect (on the states where its scalar guard holds) and every
+invariant under the scalar, vector and z3 interpretations, the way the engines use them
+(kmc/semantics/outcomes.py). Every answer must equal the scalar one; an error under any
+interpretation is reported too. Out-of-range indices are clipped the same way by every
+backend, so unreachable states must agree as well.
+
+It takes a `random.Random` (or a seed) so that runs are reproducible without hypothesis.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from kmc.model.core import Invariant, Model, Schema, State
+from kmc.semantics.scalar import ScalarModel
+from kmc.semantics.outcomes import Failed, Outcome, Probe, probes, scalar, symbolic, vector
+from kmc.semantics.where import defined_at
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """The first state where an action's guard or effect, or an invariant, answers differently
+    under the vector or z3 interpretation than under the scalar one."""
+
+    subject: str  # `action label` or `invariant name`
+    part: str  # guard, effect or predicate
+    where: str  # file:line of the function
+    state: str  # the state, field by field
+    scalar: str
+    vector: str
+    z3: str
+    count: int  # (instance, state) pairs of this action or invariant that disagree
+
+    def __str__(self) -> str:
+        more = f" ({self.count} disagreements in this {self.part})" if self.count > 1 else ""
+        return (f"{self.subject} ({self.part}) at {self.where}: scalar {self.scalar}, vector {self.vector}, "
+                f"z3 {self.z3}, on state {self.state}{more}")
+
+
+def draw(model: Model, rng: random.Random, count: int) -> list[State]:
+    """The initial states, `count - count // 2` states with every position uniform in its
+    range, and `count // 2` states met on random walks from the initial states (reachable
+    states, where guards that uniform states rarely enable hold)."""
+    schema = model.schema
+    uniform = [tuple(rng.randint(lo, hi) for lo, hi in zip(schema.lo, schema.hi)) for _ in range(count - count // 2)]
+    return list(model.initial_states()) + uniform + walk(model, rng, count // 2)
+
+
+def walk(model: Model, rng: random.Random, count: int, *, depth: int = 40) -> list[State]:
+    """Up to `count` states met on random walks of the scalar model, each at most `depth`
+    steps from an initial state, restarting at a deadlock or when a step raises."""
+    stepper = ScalarModel(model)
+    starts = model.initial_states()
+    met: list[State] = []
+    state, steps = (rng.choice(starts) if starts else ()), 0
+    for _ in range(2 * count if starts else 0):  # a step or a restart each: bounded
+        try:
+            nexts = [t for _, t in stepper.successors(state)] if steps < depth else []
+        except Exception:  # noqa: BLE001 - the differential check reports it on the states
+            nexts = []
+        if not nexts:
+            state, steps = rng.choice(starts), 0
+            continue
+        state, steps = rng.choice(nexts), steps + 1
+        met.append(state)
+        if len(met) == count:
+            break
+    return met
+
+
+def differences(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
+                count: int = 300) -> list[Disagreement]:
+    """The first disagreement of each action (guard, effect) and invariant, in instance order;
+    empty when the three interpretations agree on every drawn state."""
+    rng = rng if isinstance(rng, random.Random) else random.Random(rng)
+    schema = model.schema
+    states = draw(model, rng, count)
+    ps = probes(model, invariants)
+    answers = (scalar(schema, ps, states), vector(schema, ps, states), symbolic(schema, ps, states))
+    first: dict[tuple[str, str], Disagreement] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for k, p in enumerate(ps):
+        for i, state in enumerate(states):
+            s, v, z = (a[k][i] for a in answers)
+            if p.part == "effect" and s is None:
+                continue  # disabled by the scalar guard: the effect may read out of range
+            if _agree(s, v, z):
+                continue
+            key = (p.family, p.part)
+            counts[key] = counts.get(key, 0) + 1
+            if key not in first:
+                first[key] = _disagreement(schema, p, state, s, v, z)
+    return [dataclasses.replace(d, count=counts[key]) for key, d in first.items()]
+
+
+def _agree(s: Outcome, v: Outcome, z: Outcome) -> bool:
+    if isinstance(s, Failed) or isinstance(z, Failed) or isinstance(v, Failed):
+        return False
+    return (v is None or v == s) and z == s  # a vector effect is not run where its guard is false
+
+
+def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome, z: Outcome) -> Disagreement:
+    if p.part == "effect":
+        changed = _changed_positions(state, (s, v, z))
+        a, b, c = (_writes(schema, state, o, changed) for o in (s, v, z))
+    else:
+        a, b, c = (repr(o) for o in (s, v, z))
+    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), a, b, c, count=1)
+
+
+def _changed_positions(state: State, outcomes: Sequence[Outcome]) -> list[int]:
+    """Positions where the successors differ; with fewer than two successors, the positions
+    the one there is changes."""
+    rows = [o for o in outcomes if isinstance(o, tuple)]
+    if len(rows) < 2:
+        rows.append(state)
+    return [j for j in range(len(state)) if len({r[j] for r in rows}) > 1]
+
+
+def _writes(schema: Schema, state: State, outcome: Outcome, positions: list[int]) -> str:
+    if outcome is None:
+        return "not run (guard false)"
+    if not isinstance(outcome, tuple):
+        return repr(outcome)
+    names = schema.element_names()
+    return "{" + ", ".join(f"{names[j]}: {outcome[j]}" for j in positions) + "}"
+
+
+def show_state(schema: Schema, state: State) -> str:
+    """A state field by field: `x=-1 hw=[0, 1]`."""
+    return " ".join(f"{f.name}={_plain(schema.value(state, f.name))}" for f in schema.fields)
+
+
+def _plain(value: Any) -> Any:
+    return [_plain(v) for v in value] if isinstance(value, list) else int(value)

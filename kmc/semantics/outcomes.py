@@ -1,0 +1,259 @@
+"""What model code answers on given concrete states, under each interpretation, used the way
+the engines use it (for kmc/semantics/differential.py).
+
+A *probe* is one guard, effect or invariant predicate (bound to an instance's parameters).
+Its outcomes are one per state: a bool for a guard or a predicate, the successor (a flat
+state) for an effect, `None` where an effect is not run (its guard is false there), or a
+`Failed` when the code raised.
+
+- scalar: a view of one state over Python ints with `SCALAR`, state by state, an effect only
+  where its guard holds (the bfs and dfs engines, trace replay);
+- vector: all states in one batch, a numpy column per position in the engines' dtype, with
+  `Vector`; a guard or predicate that gives a constant holds for every state or for none; an
+  effect runs on the rows where its guard holds (the vector and Spark engines' level step);
+- z3: the terms the symbolic engine builds, once, over a bit-vector constant per position
+  with `Symbolic` at the engine's width; each state's outcomes are those terms with the
+  state's numbers substituted for the constants, simplified to numerals (all terms are
+  packed into one bit-vector, so that this is one substitution per state).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import z3
+
+from kmc.model.core import Invariant, Model, Schema, State
+from kmc.semantics.scalar import SCALAR
+from kmc.semantics.symbolic import Symbolic, as_int, schema_width, to_z3_bool
+from kmc.semantics.vector import Vector, level_dtype
+
+
+@dataclass(frozen=True, eq=False)
+class Failed:
+    """The code raised: never equal to any outcome, not even another failure."""
+
+    error: str
+
+    def __repr__(self) -> str:
+        return f"raised {self.error}"
+
+
+Outcome = Any  # bool | State | None | Failed
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A guard, effect or predicate with its parameters; `guard` is the index of the probe
+    of the same instance's guard (for an effect)."""
+
+    subject: str
+    family: str
+    part: str
+    fn: Callable[..., Any]
+    args: tuple[int, ...] = ()
+    guard: int = -1
+
+
+def probes(model: Model, invariants: Sequence[Invariant]) -> list[Probe]:
+    """Every guard and effect of every instance, then every invariant."""
+    out: list[Probe] = []
+    for inst in model.instances():
+        subject = f"action {inst.label}"
+        out.append(Probe(subject, inst.action.name, "guard", inst.action.guard, inst.args))
+        out.append(Probe(subject, inst.action.name, "effect", inst.action.effect, inst.args, len(out) - 1))
+    out += [Probe(f"invariant {i.name}", i.name, "predicate", i.predicate) for i in invariants]
+    return out
+
+
+def _failed(e: BaseException) -> Failed:
+    return Failed(f"{type(e).__name__}: {e}")
+
+
+def _successor(schema: Schema, state: State, effect: Any) -> State:
+    nxt = list(state)
+    for pos, value in schema.updates(effect):
+        nxt[pos] = int(value)
+    return tuple(nxt)
+
+
+# -- scalar ---------------------------------------------------------------------------------
+
+
+def scalar(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Outcome]]:
+    """Outcomes per probe, per state, under the scalar interpretation."""
+    out: list[list[Outcome]] = [[] for _ in ps]
+    for state in states:
+        view = schema.view(state)
+        for k, p in enumerate(ps):
+            if p.part == "effect" and out[p.guard][-1] is not True:
+                out[k].append(None)
+                continue
+            try:
+                value = p.fn(view, SCALAR, *p.args)
+                out[k].append(_successor(schema, state, value) if p.part == "effect" else bool(value))
+            except Exception as e:  # noqa: BLE001 - reported as a disagreement
+                out[k].append(_failed(e))
+    return out
+
+
+# -- vector ---------------------------------------------------------------------------------
+
+
+def truth(value: Any, n: int) -> np.ndarray:
+    """Where a guard or a predicate holds over a batch of n states, as the level step reads it:
+    a constant everywhere or nowhere, an array where it is true (not 0)."""
+    if np.ndim(value) == 0:
+        return np.full(n, bool(value))
+    v = np.asarray(value)
+    if v.shape != (n,):
+        raise ValueError(f"an array of shape {v.shape} for a batch of {n} states")
+    return v if v.dtype == np.bool_ else v != 0
+
+
+def vector(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Outcome]]:
+    """Outcomes per probe, per state, under the vector interpretation, all states in one batch."""
+    dtype = level_dtype(schema.lo, schema.hi)
+    X = Vector(dtype)
+    rows = np.array(states, dtype=dtype).reshape(len(states), schema.width)
+    n = len(states)
+    view = schema.view(list(np.ascontiguousarray(rows.T)))
+    out: list[list[Outcome]] = []
+    for p in ps:
+        if p.part != "effect":
+            try:
+                out.append([bool(b) for b in truth(p.fn(view, X, *p.args), n)])
+            except Exception as e:  # noqa: BLE001
+                out.append([_failed(e)] * n)
+            continue
+        enabled = [i for i, g in enumerate(out[p.guard]) if g is True]
+        found: list[Outcome] = [None] * n
+        if enabled:
+            sub = rows[enabled]
+            try:
+                effect = p.fn(schema.view(list(sub.T)), X, *p.args)
+                nxt = sub.astype(np.int64)
+                for pos, v in dict(schema.updates(effect)).items():  # a position written twice keeps the last value
+                    nxt[:, pos] = np.broadcast_to(np.asarray(v).astype(np.int64), (len(enabled),))
+                for i, row in zip(enabled, nxt.tolist()):
+                    found[i] = tuple(row)
+            except Exception as e:  # noqa: BLE001
+                for i in enabled:
+                    found[i] = _failed(e)
+        out.append(found)
+    return out
+
+
+# -- z3 -------------------------------------------------------------------------------------
+
+
+def symbolic(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Outcome]]:
+    """Outcomes per probe, per state, of the symbolic engine's terms."""
+    width = schema_width(schema)
+    X = Symbolic(width)
+    consts = [z3.BitVec(f"s.{name}", width) for name in schema.element_names()]
+    view = schema.view(X.wrap(list(consts)))
+    pack = _Pack(consts)
+    plans: list[Any] = []  # per probe: Failed, a slot (guard, predicate), or {position: slot}
+    for p in ps:
+        try:
+            value = p.fn(view, X, *p.args)
+            if p.part == "effect":
+                plans.append({pos: pack.add(as_int(v, width)) for pos, v in schema.updates(value)})
+            else:
+                plans.append(pack.add(to_z3_bool(value)))
+        except Exception as e:  # noqa: BLE001
+            plans.append(_failed(e))
+    out: list[list[Outcome]] = [[] for _ in ps]
+    for state in states:
+        values = pack.values(state)
+        for k, plan in enumerate(plans):
+            if isinstance(plan, Failed):
+                out[k].append(plan)
+            elif isinstance(plan, dict):
+                nxt = list(state)
+                for pos, slot in plan.items():
+                    nxt[pos] = values[slot]
+                out[k].append(tuple(nxt))
+            else:
+                out[k].append(bool(values[plan]))
+    return out
+
+
+class _Pack:
+    """Terms over `consts` packed into one bit-vector (a Bool as one unsigned bit, a number
+    as a signed bit-vector), evaluated together on a state by substituting its numbers for
+    the constants; Python constants are kept aside. The substitution goes through z3's C API
+    with the constants' array built once: z3.substitute checks every pair's sorts in Python,
+    which costs more than the substitution itself."""
+
+    def __init__(self, consts: Sequence[z3.BitVecRef]) -> None:
+        self.consts = list(consts)
+        self.width = consts[0].size() if consts else 1
+        self.terms: list[z3.BitVecRef] = []
+        self.signed: list[bool] = []
+        self.slots: list[tuple[bool, int]] = []  # (is a term, its index or the constant)
+        self.numerals: dict[int, z3.BitVecNumRef] = {}
+        self._chunks: list[tuple[z3.BitVecRef, int, int]] | None = None
+
+    def add(self, x: Any) -> int:
+        """A slot for a Bool, a bit-vector or a Python constant."""
+        if isinstance(x, z3.BoolRef):
+            self.terms.append(z3.If(x, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)))
+            self.signed.append(False)
+        elif isinstance(x, z3.BitVecRef):
+            self.terms.append(x)
+            self.signed.append(True)
+        else:
+            self.slots.append((False, int(x)))
+            return len(self.slots) - 1
+        self.slots.append((True, len(self.terms) - 1))
+        return len(self.slots) - 1
+
+    def values(self, state: State) -> list[int]:
+        """Every slot's value on `state`."""
+        if self._chunks is None:
+            self._chunks = self._pack()
+            self._from = (z3.Ast * len(self.consts))(*(c.as_ast() for c in self.consts))
+        n = len(self.consts)
+        to = (z3.Ast * n)()
+        for i, v in enumerate(state):
+            if v not in self.numerals:
+                self.numerals[v] = z3.BitVecVal(v, self.width)
+            to[i] = self.numerals[v].as_ast()
+        decoded: list[int] = []
+        for whole, first, last in self._chunks:
+            ctx = whole.ctx
+            number = z3.simplify(z3.BitVecRef(z3.Z3_substitute(ctx.ref(), whole.as_ast(), n, self._from, to), ctx))
+            if not z3.is_bv_value(number):
+                raise ValueError(f"z3 left a term unevaluated: {number}")
+            bits = number.as_long()
+            values = [0] * (last - first)
+            for k in range(last - 1, first - 1, -1):  # the last term holds the lowest bits
+                size = self._sizes[k]
+                v = bits & ((1 << size) - 1)
+                bits >>= size
+                values[k - first] = v - (1 << size) if self.signed[k] and v >> (size - 1) else v
+            decoded += values
+        return [decoded[v] if is_term else v for is_term, v in self.slots]
+
+    def _pack(self) -> list[tuple[z3.BitVecRef, int, int]]:
+        """The terms concatenated in chunks of at most CHUNK_BITS bits (z3 prints a long
+        numeral in time quadratic in its length): (chunk, first term, end)."""
+        self._sizes = [t.size() for t in self.terms]
+        chunks: list[tuple[z3.BitVecRef, int, int]] = []
+        first = 0
+        while first < len(self.terms):
+            last, bits = first, 0
+            while last < len(self.terms) and (last == first or bits + self._sizes[last] <= CHUNK_BITS):
+                bits += self._sizes[last]
+                last += 1
+            part = self.terms[first:last]
+            chunks.append((part[0] if len(part) == 1 else z3.Concat(*part), first, last))
+            first = last
+        return chunks
+
+
+CHUNK_BITS = 512

@@ -1,0 +1,91 @@
+"""The differential check on the real models: every guard, effect and invariant (reports and
+lemmas included) answers the same under the scalar, vector and z3 interpretations, on the
+initial states, states drawn uniformly in range and states met on random walks.
+
+The default suite runs every mode, choice and switch of every model at the default bounds (38
+combinations, 300 states each, fixed seeds); the slow sweep runs the contract check's
+combinations (int options one at a time at min, default and max; all at min; all at max).
+Tests for planted models that the check must catch are in tests/test_contract.py.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+import pytest
+
+from kmc import registry
+from kmc.model.core import Model
+from kmc.semantics.differential import differences, draw
+from kmc.semantics.settings import is_int, models, option_settings
+
+
+def everything(name: str, model: Model) -> list[Any]:
+    return registry.MODELS[name].load()[1](model) + registry.lemmas(name, model)
+
+
+def at_default_bounds(name: str) -> list[dict[str, Any]]:
+    """Every combination of choices and switches, int options at their defaults."""
+    cls = registry.model_class(name)
+    ints = {o.name: o.default for o in cls.options if is_int(o)}
+    distinct = dict.fromkeys(tuple({**s, **ints}.items()) for s in option_settings(cls))  # in order
+    return [dict(d) for d in distinct]
+
+
+CASES = [(name, settings) for name in registry.MODELS for settings in at_default_bounds(name)]
+
+
+def case_id(case: tuple[str, dict[str, Any]]) -> str:
+    """The model, its mode and the settings that are not defaults."""
+    name, settings = case
+    defaults = {o.name: o.default for o in registry.model_class(name).options}
+    changed = [f"{k}={v}" for k, v in settings.items() if k != "mode" and v != defaults[k]]
+    return "-".join([name, settings["mode"], *changed])
+
+
+@pytest.mark.parametrize("name,settings", CASES, ids=[case_id(c) for c in CASES])
+def test_the_three_interpretations_agree(name: str, settings: dict[str, Any]) -> None:
+    model = registry.model_class(name)(**settings)
+    found = differences(model, everything(name, model), rng=random.Random(20240), count=300)
+    assert [str(d) for d in found] == []
+
+
+def test_the_default_cases_cover_every_mode_choice_and_switch() -> None:
+    """5 + 1 replication (with truncate_to_end_offset), 3 x 4 acks x 2 fetch, 2 idempotence,
+    2 transactions."""
+    assert len(CASES) == 10 + 24 + 2 + 2
+
+
+def states_for(model: Model) -> int:
+    """300 states, fewer for models with many instances: building the z3 terms and evaluating
+    them costs per instance (replication at 8 replicas, 8 slots, 16 epochs has 1224
+    instances: 130 s for 200 states, 25 s for 32)."""
+    return min(300, max(20, 40000 // len(model.instances())))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(registry.MODELS))
+def test_the_three_interpretations_agree_under_every_option_combination(name: str) -> None:
+    started = time.perf_counter()
+    runs = 0
+    problems: list[str] = []
+    for model in models(registry.model_class(name)):
+        runs += 1
+        found = differences(model, everything(name, model), rng=random.Random(runs), count=states_for(model))
+        problems += [f"{model.title()}: {d}" for d in found]
+    print(f"{name}: {runs} combinations in {time.perf_counter() - started:.0f} s")
+    assert problems == []
+
+
+def test_states_are_drawn_reproducibly_from_a_seed() -> None:
+    """The initial states, then uniform states in range, then states of random walks: the same
+    for the same seed, without hypothesis (issue 13 runs the check on users' models)."""
+    model = registry.build("fetch")[0]
+    states = draw(model, random.Random(3), 100)
+    assert states == draw(model, random.Random(3), 100)
+    assert states[0] == model.initial_states()[0] and len(states) == 1 + 100
+    lo, hi = model.schema.lo, model.schema.hi
+    assert all(a <= v <= b for s in states[1:51] for v, a, b in zip(s, lo, hi))
+    assert len(set(states[51:])) > 10  # the walks go somewhere
