@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 import pytest
 
 from kmc import registry
+from kmc.engines.explicit import bfs
 from kmc.engines.run import check
+from kmc.engines.vector import engine as vector_engine
 from kmc.errors import ContractError
 from kmc.model.core import NONE, Action, Field, Invariant, Model, Option, Param, Schema
 from kmc.semantics.contract import class_problems, contract_problems
@@ -29,8 +31,7 @@ def every_model_and_mode() -> list[tuple[str, str]]:
 
 def checks(name: str) -> Any:
     """A model's invariants (reports included) and its lemmas: everything `kmc` runs."""
-    invariants = registry.MODELS[name].load()[1]
-    return lambda model: invariants(model) + registry.lemmas(name, model)
+    return lambda model: registry.invariants_of(model) + registry.lemmas(name, model)
 
 
 @pytest.mark.parametrize("name,mode", every_model_and_mode())
@@ -239,13 +240,17 @@ def test_is_escapes_tracing_but_not_the_differential_check() -> None:
     assert ": scalar True, vector False, z3 False, on state x=-1 (" in str(d)
 
 
-def test_is_makes_the_engines_disagree() -> None:
-    """Why it matters: the same model has 5 states under the scalar engine and 1 under the
-    vector engine, and neither engine can tell."""
+def test_is_makes_the_engines_disagree_so_kmc_check_refuses_it() -> None:
+    """Why it matters: run directly, the same model has 5 states under the scalar engine and 1
+    under the vector engine, and neither engine can tell. kmc.check runs the differential check
+    on a model from outside kmc first, and refuses it."""
     model = WithIs()
-    scalar = check(model, model.invariants(), engine="scalar")
-    vector = check(model, model.invariants(), engine="vector")
+    scalar = bfs.check(model, model.invariants())
+    vector = vector_engine.check(model, model.invariants())
     assert (scalar.distinct_states, vector.distinct_states) == (5, 1)
+    with pytest.raises(ContractError, match=r"its interpretations disagree .*action bump\(k=1\) \(guard\) at "
+                                            r"tests/test_contract.py:\d+: scalar True, vector False, z3 False"):
+        check(model, model.invariants(), engine="scalar")
 
 
 def test_a_dict_keyed_by_state_is_caught_by_the_differential_check_too() -> None:

@@ -23,7 +23,7 @@ from kmc.semantics.settings import is_int, models, option_settings
 
 
 def everything(name: str, model: Model) -> list[Any]:
-    return registry.MODELS[name].load()[1](model) + registry.lemmas(name, model)
+    return registry.invariants_of(model) + registry.lemmas(name, model)
 
 
 def at_default_bounds(name: str) -> list[dict[str, Any]]:

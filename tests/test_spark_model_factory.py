@@ -48,9 +48,9 @@ class Tiny(Model):
         n = self.settings["offsets"]
         self.F = range(2)
         self.schema = Schema([
-            Field("leo", 0, n, (), "the leader's log end offset"),
-            Field("fetched", 0, n, (2,), "each follower's log end offset"),
-            Field("hw", 0, n, (), "the high watermark"),
+            Field("leo", lo=0, hi=n, doc="the leader's log end offset"),
+            Field("fetched", lo=0, hi=n, shape=(2,), doc="each follower's log end offset"),
+            Field("hw", lo=0, hi=n, doc="the high watermark"),
         ])
 
     def initial_states(self) -> list[State]:

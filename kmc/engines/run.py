@@ -20,6 +20,7 @@ from kmc.engines.spark.engine import SparkOptions
 from kmc.errors import BadInput, ContractError
 from kmc.model.core import Invariant, Model
 from kmc.semantics.contract import contract_problems
+from kmc.semantics.differential import differences
 from kmc.traces.replay import replay
 
 Engine = Callable[..., CheckResult]
@@ -33,6 +34,7 @@ ENGINES: dict[str, tuple[Engine, str]] = {
     "z3": (bmc.check, "bounded model checking with z3 to --depth K steps: shortest traces, no state counts"),
 }
 
+DIFFERENTIAL_STATES = 200  # seeded random states for the differential check of a model from outside kmc
 _KEPT: set[tuple[Any, ...]] = set()  # (model class, settings, invariant names) whose contract check passed
 
 
@@ -67,11 +69,23 @@ def check(
 
 def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
     """Raise ContractError naming every action or invariant that breaks the contract; the
-    outcome is remembered per model class, settings and invariant names."""
+    outcome is remembered per model class, settings and invariant names.
+
+    Every model is traced (kmc/semantics/contract.py). A model from outside kmc (a user's
+    file, an installed package, a test) is also checked differentially on DIFFERENTIAL_STATES
+    seeded random states (kmc/semantics/differential.py): what tracing cannot see, such as
+    `s.x is -1` or a dict keyed by a state value, makes the interpretations disagree. kmc's
+    own models get that check, over every option combination, in its test suite."""
     key = (type(model), tuple(sorted(model.settings.items())), tuple(i.name for i in invariants))
     if key in _KEPT:
         return
     problems = contract_problems(model, invariants)
     if problems:
         raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: " + "; ".join(problems))
+    if type(model).__module__.split(".")[0] != "kmc":
+        found = differences(model, invariants, rng=0, count=DIFFERENTIAL_STATES)
+        if found:
+            raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: its interpretations "
+                                f"disagree (a Python `is`, a dict or set keyed by a state value?): "
+                                + "; ".join(map(str, found)))
     _KEPT.add(key)
