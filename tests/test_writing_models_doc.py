@@ -28,7 +28,7 @@ def commands() -> list[tuple[str, int, list[str]]]:
 
 
 def test_the_page_has_its_commands() -> None:
-    assert len(commands()) == 7
+    assert len(commands()) == 10
 
 
 @pytest.mark.parametrize("command,code,shown", commands(), ids=[c for c, _, _ in commands()])
