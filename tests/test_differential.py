@@ -89,3 +89,15 @@ def test_states_are_drawn_reproducibly_from_a_seed() -> None:
     lo, hi = model.schema.lo, model.schema.hi
     assert all(a <= v <= b for s in states[1:51] for v, a, b in zip(s, lo, hi))
     assert len(set(states[51:])) > 10  # the walks go somewhere
+
+
+def test_a_backend_bug_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check holds the backends to the scalar one as much as the models: a vector `max_`
+    that takes the minimum shows up on fetch's produce (the leader's HW)."""
+    from kmc.semantics.vector import Vector
+
+    monkeypatch.setattr(Vector, "max_", Vector.min_)
+    model = registry.build("fetch")[0]
+    found = differences(model, everything("fetch", model), rng=1, count=100)
+    assert found and all(d.z3 == d.scalar != d.vector for d in found)
+    assert str(found[0]).startswith("action produce(leader=r1) (effect) at kmc/model/fetch.py:")
