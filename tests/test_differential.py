@@ -3,8 +3,10 @@ lemmas included) answers the same under the scalar, vector and z3 interpretation
 initial states, states drawn uniformly in range and states met on random walks.
 
 The default suite runs every mode, choice and switch of every model at the default bounds (38
-combinations, 300 states each, fixed seeds); the slow sweep runs the contract check's
-combinations (int options one at a time at min, default and max; all at min; all at max).
+combinations, 300 states each, fixed seeds: 25 s on the 2-core test machine); the slow sweep
+runs the contract check's 390 combinations (int options one at a time at min, default and
+max; all at min; all at max): about 14 minutes (fetch 400 s, replication 380 s,
+transactions 30 s, idempotence 9 s), with no disagreement.
 Tests for planted models that the check must catch are in tests/test_contract.py.
 """
 
