@@ -16,9 +16,9 @@ from kmc.model.core import State
 
 
 class Packed:
-    """Terms over `consts` packed into one bit-vector (a Bool as one unsigned bit, a number
-    as a signed bit-vector), evaluated together on a state by substituting its numbers for
-    the constants; Python constants are kept aside. The substitution goes through z3's C API
+    """Terms over `consts` packed into chunks (see the module docstring), evaluated together
+    on a state by substituting its numbers for the constants; Python constants are kept
+    aside. The substitution goes through z3's C API
     with the constants' array built once: z3.substitute checks every pair's sorts in Python,
     which costs more than the substitution itself."""
 
@@ -42,6 +42,7 @@ class Packed:
         else:
             self.slots.append((False, int(x)))
             return len(self.slots) - 1
+        self._chunks = None  # packed again on the next evaluation
         self.slots.append((True, len(self.terms) - 1))
         return len(self.slots) - 1
 
