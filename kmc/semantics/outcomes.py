@@ -13,8 +13,8 @@ state) for an effect, `None` where an effect is not run (its guard is false ther
   effect runs on the rows where its guard holds (the vector and Spark engines' level step);
 - z3: the terms the symbolic engine builds, once, over a bit-vector constant per position
   with `Symbolic` at the engine's width; each state's outcomes are those terms with the
-  state's numbers substituted for the constants, simplified to numerals (all terms are
-  packed into one bit-vector, so that this is one substitution per state).
+  state's numbers substituted for the constants, simplified to numerals
+  (kmc/semantics/symbolic_eval.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import z3
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import SCALAR
 from kmc.semantics.symbolic import Symbolic, as_int, schema_width, to_z3_bool
+from kmc.semantics.symbolic_eval import Packed
 from kmc.semantics.vector import Vector, level_dtype
 
 
@@ -155,7 +156,7 @@ def symbolic(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> li
     X = Symbolic(width)
     consts = [z3.BitVec(f"s.{name}", width) for name in schema.element_names()]
     view = schema.view(X.wrap(list(consts)))
-    pack = _Pack(consts)
+    pack = Packed(consts)
     plans: list[Any] = []  # per probe: Failed, a slot (guard, predicate), or {position: slot}
     for p in ps:
         try:
@@ -180,80 +181,3 @@ def symbolic(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> li
             else:
                 out[k].append(bool(values[plan]))
     return out
-
-
-class _Pack:
-    """Terms over `consts` packed into one bit-vector (a Bool as one unsigned bit, a number
-    as a signed bit-vector), evaluated together on a state by substituting its numbers for
-    the constants; Python constants are kept aside. The substitution goes through z3's C API
-    with the constants' array built once: z3.substitute checks every pair's sorts in Python,
-    which costs more than the substitution itself."""
-
-    def __init__(self, consts: Sequence[z3.BitVecRef]) -> None:
-        self.consts = list(consts)
-        self.width = consts[0].size() if consts else 1
-        self.terms: list[z3.BitVecRef] = []
-        self.signed: list[bool] = []
-        self.slots: list[tuple[bool, int]] = []  # (is a term, its index or the constant)
-        self.numerals: dict[int, z3.BitVecNumRef] = {}
-        self._chunks: list[tuple[z3.BitVecRef, int, int]] | None = None
-
-    def add(self, x: Any) -> int:
-        """A slot for a Bool, a bit-vector or a Python constant."""
-        if isinstance(x, z3.BoolRef):
-            self.terms.append(z3.If(x, z3.BitVecVal(1, 1), z3.BitVecVal(0, 1)))
-            self.signed.append(False)
-        elif isinstance(x, z3.BitVecRef):
-            self.terms.append(x)
-            self.signed.append(True)
-        else:
-            self.slots.append((False, int(x)))
-            return len(self.slots) - 1
-        self.slots.append((True, len(self.terms) - 1))
-        return len(self.slots) - 1
-
-    def values(self, state: State) -> list[int]:
-        """Every slot's value on `state`."""
-        if self._chunks is None:
-            self._chunks = self._pack()
-            self._from = (z3.Ast * len(self.consts))(*(c.as_ast() for c in self.consts))
-        n = len(self.consts)
-        to = (z3.Ast * n)()
-        for i, v in enumerate(state):
-            if v not in self.numerals:
-                self.numerals[v] = z3.BitVecVal(v, self.width)
-            to[i] = self.numerals[v].as_ast()
-        decoded: list[int] = []
-        for whole, first, last in self._chunks:
-            ctx = whole.ctx
-            number = z3.simplify(z3.BitVecRef(z3.Z3_substitute(ctx.ref(), whole.as_ast(), n, self._from, to), ctx))
-            if not z3.is_bv_value(number):
-                raise ValueError(f"z3 left a term unevaluated: {number}")
-            bits = number.as_long()
-            values = [0] * (last - first)
-            for k in range(last - 1, first - 1, -1):  # the last term holds the lowest bits
-                size = self._sizes[k]
-                v = bits & ((1 << size) - 1)
-                bits >>= size
-                values[k - first] = v - (1 << size) if self.signed[k] and v >> (size - 1) else v
-            decoded += values
-        return [decoded[v] if is_term else v for is_term, v in self.slots]
-
-    def _pack(self) -> list[tuple[z3.BitVecRef, int, int]]:
-        """The terms concatenated in chunks of at most CHUNK_BITS bits (z3 prints a long
-        numeral in time quadratic in its length): (chunk, first term, end)."""
-        self._sizes = [t.size() for t in self.terms]
-        chunks: list[tuple[z3.BitVecRef, int, int]] = []
-        first = 0
-        while first < len(self.terms):
-            last, bits = first, 0
-            while last < len(self.terms) and (last == first or bits + self._sizes[last] <= CHUNK_BITS):
-                bits += self._sizes[last]
-                last += 1
-            part = self.terms[first:last]
-            chunks.append((part[0] if len(part) == 1 else z3.Concat(*part), first, last))
-            first = last
-        return chunks
-
-
-CHUNK_BITS = 512
