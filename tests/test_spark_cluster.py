@@ -94,3 +94,37 @@ def test_executors_import_kmc_from_the_shipped_zip(cluster: Cluster) -> None:
     in that application (4,515 states, no-log-divergence broken in 9 steps, as the vector engine)."""
     files = _check_equals_vector(cluster, "fetch", ["--mode", "hw"], {"mode": "hw"}, probe=True)
     assert files and all("kmc.zip" in f for f in files), files
+
+
+def _user_model_dir(tmp_path: Path) -> Path:
+    """The two-phase commit example copied outside the repository: a user's model files."""
+    out = tmp_path / "my_protocol"
+    out.mkdir()
+    for name in ("model.py", "invariants.py"):
+        (out / name).write_text((REPO / "examples" / "two_phase_commit" / name).read_text())
+    return out
+
+
+def test_a_model_file_outside_kmc_runs_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
+    """`kmc check /elsewhere/model.py --engine spark` against the cluster: its files are
+    shipped to the executors; 1,568 states with 4 RMs, as TLC (tests/reference/tlc-two-phase.md),
+    and the same verdicts and trace lengths as the vector engine."""
+    model_file = str(_user_model_dir(tmp_path) / "model.py")
+    _check_equals_vector(cluster, model_file, ["--rms", "4"], {"rms": 4})
+    got, _ = _kmc(cluster, [model_file, "--rms", "4", "--continue"])
+    assert got["distinct_states"] == 1568
+
+
+def test_a_model_file_outside_kmc_runs_on_local_spark(spark_session: Any, tmp_path: Path) -> None:
+    """The same files on the test session's local[2]: equal to the vector engine."""
+    from kmc import registry
+    from kmc.engines.spark.engine import SparkOptions
+
+    model, invariants = registry.build(str(_user_model_dir(tmp_path) / "model.py"), rms=4)
+    limits = Limits(keep_going=True)
+    spark = kmc_check(model, invariants, engine="spark", limits=limits,
+                      spark=SparkOptions(master="local[2]", partitions=2, threshold=0))
+    vector = kmc_check(model, invariants, engine="vector", limits=limits)
+    assert spark.distinct_states == vector.distinct_states == 1568
+    assert {n: (v.holds, v.trace and [s.state for s in v.trace.steps]) for n, v in spark.invariants.items()} == \
+           {n: (v.holds, v.trace and [s.state for s in v.trace.steps]) for n, v in vector.invariants.items()}

@@ -173,12 +173,11 @@ def _code(fn: Any) -> Any:
 
 
 def _find_builder(model: Model, invariants: list[Invariant]) -> Builder:
-    """A function named `invariants` that makes (at least) these invariants, by convention."""
+    """The function `invariants` that makes (at least) these invariants: in the module the model
+    class names in `invariants_module` (the model contract, kmc/model/core.py), in the model's
+    own module, or in a module the invariants were written in."""
     module = type(model).__module__
-    head, _, last = module.rpartition(".")
-    candidates = [module]
-    if head == "model" or head.endswith(".model"):
-        candidates.append(f"{head[:-len('model')]}invariants.{last}")
+    candidates = [type(model).invariants_module, module]
     candidates += [getattr(i.predicate, "__module__", None) or "" for i in invariants]
     for name in dict.fromkeys(c for c in candidates if c):
         try:
