@@ -16,7 +16,7 @@ from tests.conftest import build
 REPLICATION = ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]
 FETCH = ["hw", "epoch", "epoch-fenced"]
 CONFIGS = [("replication", m) for m in REPLICATION] + [("fetch", m) for m in FETCH]
-# the configurations where BFS finds a safety invariant violated (PROTOCOL.md sections 1-2;
+# the configurations where BFS finds a safety invariant violated (tests/reference/protocol.md;
 # tests/test_replication_verdicts.py, tests/test_fetch_anomalies.py); the others have nothing
 # for BMC to find, so they are left out at collection time rather than skipped at run time, and
 # the test of what holds below checks that this list is right
@@ -77,7 +77,8 @@ def test_bmc_finds_no_violation_of_what_holds_to_the_bfs_depth(name: str, mode: 
 def test_first_violation_stops_the_run_and_reports_depth_in_levels() -> None:
     model, invariants = build("replication", mode="hw")
     got = bmc.check(model, invariants, Limits(max_depth=20))
-    # BFS (TLC too, tests/test_replication_verdicts.py) finds weak-isr first, at 8 steps: level 9
+    # BFS finds weak-isr first, at 8 steps: level 9; so does TLC with WeakIsr and StrongIsr
+    # (tests/reference/tlc-replication.md, table B; tests/test_replication_verdicts.py checks it)
     assert got.stopped_by == "violation" and got.depth == 9
     assert got.invariants["weak-isr"].trace.length == 8 and got.invariants["strong-isr"].holds is None
 
