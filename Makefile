@@ -1,11 +1,12 @@
 # make run: bootstrap .venv if needed, then run the default check.
 # make test: bootstrap .venv if needed, then run the test suite.
+# make lint: mypy on kmc/.  make browser: Debian's chromium for the HTML trace test.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-slow gate java clean
+.PHONY: run test test-slow lint browser gate java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
@@ -25,6 +26,17 @@ run: $(STAMP)
 
 test: $(STAMP) java
 	$(BIN)/python -m pytest -q
+
+# static types of the library (settings in [tool.mypy] of pyproject.toml)
+lint: $(STAMP)
+	$(BIN)/python -m mypy kmc
+
+# headless Chromium for tests/test_trace_formats.py's browser test (it skips without one,
+# and fails under CI=true); tests themselves never install software
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+	  || { echo "chromium could not be installed: on Debian/Ubuntu, as root: apt-get install -y chromium"; exit 2; }
 
 # kmc's own gate: every model and mode against baselines/kmc.toml (docs/ci.md)
 gate: $(STAMP)

@@ -35,7 +35,8 @@ def states_within(model: Model, steps: int) -> set[tuple[int, ...]]:
     seen = set(model.initial_states())
     frontier = list(seen)
     for _ in range(steps):
-        frontier = [n for s in frontier for _, n in sm.successors(s) if n not in seen]
+        # dict.fromkeys: each new state once, however many parents reach it
+        frontier = list(dict.fromkeys(n for s in frontier for _, n in sm.successors(s) if n not in seen))
         seen.update(frontier)
     return seen
 

@@ -1,4 +1,7 @@
-"""The command line: exit codes, one-line errors, the JSON fields scripts read."""
+"""The command line: exit codes, one-line errors, the JSON fields scripts read.
+
+The replication state counts and depths asserted here (10,131; 9,027; 5,973, depth 18) are
+TLC's on the published specification: tests/reference/tlc-replication.md, table A."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ def test_plot_png_and_svg(run_kmc, tmp_path: Path) -> None:
     text = svg.read_text()
     assert rc == 12 and "<svg" in text
     # the state counts of tests/test_cli.py::test_compare_prints_the_matrix are drawn as bar labels
+    # TLC's count for hw (tests/reference/tlc-replication.md, table A)
     assert "10,131" in text or "10,131" in text.replace("&#44;", ",")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.png", "m.svg"]
 

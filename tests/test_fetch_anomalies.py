@@ -1,5 +1,7 @@
 """Seed 000's two anomalies: scripted as the seed tells them, and found by the checker as
-shortest counterexamples in hw mode; absent in epoch mode with the same bounds."""
+shortest counterexamples in hw mode; absent in epoch mode with the same bounds (the stories,
+restated: tests/reference/seeds.md, sections 6(1), 6(2) and 7; the requirement:
+tests/reference/protocol.md, section 2)."""
 
 from __future__ import annotations
 

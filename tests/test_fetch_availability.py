@@ -1,5 +1,6 @@
 """Seed 004's three scenarios: 3 replicas, ISR (r1, r2), r1 leads, acks=-1,
-min.insync.replicas=2, clean election. Which crashes refuse writes, which leave no leader."""
+min.insync.replicas=2, clean election. Which crashes refuse writes, which leave no leader
+(the scenarios, restated: tests/reference/seeds.md, "Seed 004")."""
 
 from __future__ import annotations
 

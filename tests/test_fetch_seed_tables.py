@@ -1,4 +1,5 @@
-"""Seed 000's tables, value for value, through the scenario API.
+"""Seed 000's tables, value for value, through the scenario API (the tables, restated:
+tests/reference/seeds.md, sections 5(2) and 6(1)).
 
 Each table gives, after a step, the leader's LEO, the remote LEO it keeps for the follower,
 the leader's HW, the follower's LEO and the follower's HW (two replicas, r1 leads).

@@ -1,4 +1,5 @@
-"""Three replicas, acks=all, min.insync.replicas=2, clean election (PROTOCOL.md section 2):
+"""Three replicas, acks=all, min.insync.replicas=2, clean election (PROTOCOL.md section 2,
+restated in tests/reference/protocol.md):
 epoch-fenced must hold; epoch lets a stale follower's fetch count towards the HW."""
 
 from __future__ import annotations

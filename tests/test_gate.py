@@ -57,12 +57,13 @@ def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     checks = tomllib.loads(DOGFOOD.read_text())["check"]
     by = {(c["model"], c["settings"]["mode"]): c for c in checks}
     assert len(by) == 12  # every mode of every model
-    # tests/test_replication_verdicts.py (TLC on the published spec): strong-isr 9 steps in hw, 11 in kip101
+    # tests/test_replication_verdicts.py (TLC on the published spec, tests/reference/tlc-replication.md
+    # table B): strong-isr 9 steps in hw, 11 in kip101
     assert by["replication", "hw"]["expect"]["strong-isr"] == "violated 9"
     assert by["replication", "kip101"]["expect"]["strong-isr"] == "violated 11"
     for mode in ("kip279", "kip320-first-try", "kip320"):
         assert set(by["replication", mode]["expect"].values()) == {"holds"}
-    # tests/test_cli.py: the state counts of hw, kip279 and kip320
+    # TLC's state counts of hw, kip279 and kip320 (tests/reference/tlc-replication.md, table A)
     assert [by["replication", m]["states"] for m in ("hw", "kip279", "kip320")] == [10131, 9027, 5973]
     # tests/test_fetch_anomalies.py: hw mode loses committed data and diverges, epoch modes do neither
     assert by["fetch", "hw"]["expect"]["committed-never-lost"].startswith("violated")
@@ -70,8 +71,9 @@ def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     for mode in ("epoch", "epoch-fenced"):
         assert by["fetch", mode]["expect"]["committed-never-lost"] == "holds"
         assert by["fetch", mode]["expect"]["no-log-divergence"] == "holds"
-    # tests/test_idempotence.py and tests/test_transactions.py (scalar and vector agree; a plain BFS
-    # confirms the lengths): duplicates and reordering without idempotence, KIP-890's anomalies in kip98
+    # tests/test_idempotence.py and tests/test_transactions.py: duplicates and reordering without
+    # idempotence, KIP-890's anomalies in kip98; the lengths are regression pins (kmc's own output,
+    # as of commit c4ec5e9) that a plain BFS in those tests confirms shortest
     assert by["idempotence", "no-idempotence"]["expect"]["no-duplicates"] == "violated 4"
     assert set(by["idempotence", "idempotence"]["expect"].values()) == {"holds"}
     assert by["transactions", "kip98"]["expect"]["no-hanging-transaction"] == "violated 9"
@@ -105,7 +107,9 @@ def test_stale_baseline_gives_3_and_update_rewrites_it(run_kmc, tmp_path: Path) 
     assert rc == 3
     assert "STALE" in out
     assert "committed-never-lost: expected violated 9, now holds" in out
-    assert "distinct states: expected 12, now 36,429" in out  # the count in baselines/kmc.toml
+    # 36,429: regression pin, kmc's own count for fetch epoch-fenced (baselines/kmc.toml; kmc's output
+    # as of commit c4ec5e9)
+    assert "distinct states: expected 12, now 36,429" in out
     rc, out, _ = run_kmc("gate", str(base), "--quiet", "--update")
     assert rc == 0 and "rewritten" in out
     rewritten = base.read_text()

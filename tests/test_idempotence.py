@@ -25,8 +25,10 @@ def labels(trace) -> list[str]:
 @pytest.mark.parametrize(
     "mode,max_in_flight,violated",
     [
-        # lengths from the scalar engine; tests/test_idempotence_parity.py has the vector engine agree,
-        # and the shortest-trace test below confirms them with a plain BFS
+        # regression pins: kmc's own output (the scalar engine; first pinned in commit 29b355c,
+        # unchanged at c4ec5e9); tests/test_exactly_once_parity.py has the vector engine agree on
+        # every row, and test_anomalies_are_shortest_and_replay below confirms the first row's
+        # lengths with a plain BFS
         ("no-idempotence", 2, {"no-duplicates": 4, "in-order": 4}),
         ("no-idempotence", 1, {"no-duplicates": 4}),
         ("idempotence", 2, {}),
@@ -54,7 +56,8 @@ def test_anomalies_are_shortest_and_replay(invariant: str) -> None:
 
 
 def test_duplicate_is_a_retry_after_a_lost_response() -> None:
-    """Seed 000 §8.1(1): the broker wrote the batch, the response was lost, the retry writes it again."""
+    """Seed 000 §8.1(1) (tests/reference/seeds.md): the broker wrote the batch, the response was
+    lost, the retry writes it again."""
     model, invariants = build("idempotence", mode="no-idempotence")
     verdict = bfs.check(model, select(invariants, ["no-duplicates"])).invariants["no-duplicates"]
     assert labels(verdict.trace) == [
@@ -63,7 +66,8 @@ def test_duplicate_is_a_retry_after_a_lost_response() -> None:
 
 
 def test_reordering_needs_two_requests_in_flight() -> None:
-    """Seed 000 §8.1(4): with more than one request in flight the second batch can land first."""
+    """Seed 000 §8.1(4) (tests/reference/seeds.md): with more than one request in flight the
+    second batch can land first."""
     model, invariants = build("idempotence", mode="no-idempotence")
     verdict = bfs.check(model, select(invariants, ["in-order"])).invariants["in-order"]
     assert labels(verdict.trace) == [

@@ -1,7 +1,9 @@
 """The replication model against TLC on the published TLA+ specification.
 
-Independent source: PROTOCOL.md section 1 (TLC, breadth-first, no invariant, deadlock not
-checked) for replicas {r1, r2}, log size 2, 2 records, max leader epoch 2.
+Independent source: TLC on the specification (breadth-first, no invariant, deadlock not
+checked) for replicas {r1, r2}, log size 2, 2 records, max leader epoch 2: the runs, commands
+and printed figures are in tests/reference/tlc-replication.md, table A (PROTOCOL.md section 1
+quotes the same figures).
 """
 
 from __future__ import annotations

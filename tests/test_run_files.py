@@ -45,6 +45,7 @@ def test_compare_takes_modes_as_a_list(run_kmc, tmp_path: Path) -> None:
     rc, out, _ = run_kmc("compare", "--config", str(run))
     data = json.loads(out)
     # the state counts of tests/test_cli.py::test_compare_json
+    # TLC's counts (tests/reference/tlc-replication.md, table A)
     assert rc == 0 and [m["distinct_states"] for m in data["modes"]] == [9027, 5973]
 
 

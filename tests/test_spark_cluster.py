@@ -84,14 +84,16 @@ def _check_equals_vector(c: Cluster, name: str, flags: list[str], settings: dict
 
 
 def test_kmc_check_on_the_cluster_equals_vector(cluster: Cluster) -> None:
-    """replication hw: 1,294 states, weak-isr broken in 8 steps (the vector engine, in-process)."""
+    """replication hw: 1,294 states, weak-isr broken in 8 steps (the vector engine, in-process;
+    TLC's figures too, tests/reference/tlc-replication.md, table B)."""
     _check_equals_vector(cluster, "replication", ["--mode", "hw"], {"mode": "hw"})
 
 
 def test_executors_import_kmc_from_the_shipped_zip(cluster: Cluster) -> None:
     """A non-local master gets kmc's sources through addPyFile: the executors' sys.path has the
     zip ahead of the driver's editable install, so they import kmc from it. Then fetch hw runs
-    in that application (4,515 states, no-log-divergence broken in 9 steps, as the vector engine)."""
+    in that application (4,515 states, no-log-divergence broken in 9 steps, as the vector engine:
+    figures the test recomputes in-process, not literals it asserts)."""
     files = _check_equals_vector(cluster, "fetch", ["--mode", "hw"], {"mode": "hw"}, probe=True)
     assert files and all("kmc.zip" in f for f in files), files
 

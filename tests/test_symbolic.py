@@ -93,7 +93,8 @@ def test_a_false_invariant_gives_the_shortest_real_counterexample() -> None:
     model, invariants = build("replication", mode="hw")
     [inv] = select(invariants, ["strong-isr"])
     proof = induction.prove(model, inv, k=12)
-    # 9 steps: TLC's shortest counterexample (tests/test_replication_verdicts.py)
+    # 9 steps: TLC's shortest counterexample (tests/reference/tlc-replication.md, table B;
+    # tests/test_replication_verdicts.py); k = 10 levels, the trace's 10 states
     assert proof.verdict == induction.COUNTEREXAMPLE and proof.trace is not None and proof.trace.length == 9
     assert proof.k == 10
 

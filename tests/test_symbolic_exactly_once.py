@@ -4,8 +4,9 @@ tests/test_symbolic_bmc.py, for idempotence and transactions at their default bo
 Every invariant the vector engine finds violated, BMC finds violated at exactly the vector
 engine's trace length (asked for that invariant alone, up to that length), with a trace that
 replays; every invariant the vector engine finds holding, BMC finds no violation of up to a
-documented depth. The independent source of every number is the vector engine's complete
-search (tests/test_idempotence.py and tests/test_transactions.py pin the same lengths).
+documented depth. The lengths in VIOLATED are regression pins (kmc's own output, first pinned in
+commits 29b355c and 7ae23ac, the same as tests/test_idempotence.py and tests/test_transactions.py);
+each test recomputes them with the vector engine's complete search and holds BMC to that.
 
 Times on a shared 2-core machine (docs/symbolic.md has the table): each violation below takes
 BMC at most about 10 s, except transactions kip98 exactly-once (16 steps, about 22 s: `slow`).

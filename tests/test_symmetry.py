@@ -109,8 +109,9 @@ def test_symmetric_counterexamples_are_concrete_and_shortest(mode: str) -> None:
 
 
 def test_full_three_replica_kip320_run_with_symmetry() -> None:
-    """1,665,204 states up to renaming replicas (the figure docs/replication.md records);
-    the committed-data invariants hold."""
+    """1,665,204 states up to renaming replicas (the figure docs/replication.md records): a
+    regression pin, kmc's own output (first pinned in commit 795b249, unchanged at c4ec5e9; TLC
+    has no symmetry run to compare with); the committed-data invariants hold."""
     model, invariants = build("replication", mode="kip320", replicas=3, max_leader_epoch=3)
     result = vector.check(model, select(invariants, ["strong-isr", "weak-isr"]), Limits(symmetry=True))
     assert (result.distinct_states, result.depth, result.complete) == (1_665_204, 32, True)
@@ -120,8 +121,9 @@ def test_full_three_replica_kip320_run_with_symmetry() -> None:
 
 @pytest.mark.slow
 def test_full_three_replica_kip320_run_without_symmetry() -> None:
-    """9,985,570 states: TLC's count on the published spec with these bounds and no symmetry
-    (and six times the orbits above, less the states some renaming fixes)."""
+    """9,985,570 states, depth 32: TLC's figures on the published spec with these bounds and no
+    symmetry (tests/reference/tlc-replication.md, table D); six times the orbits above, less the
+    states some renaming fixes."""
     model, invariants = build("replication", mode="kip320", replicas=3, max_leader_epoch=3)
     result = vector.check(model, select(invariants, ["strong-isr", "weak-isr"]))
     assert (result.distinct_states, result.depth, result.complete) == (9_985_570, 32, True)
@@ -180,6 +182,8 @@ def test_symmetry_refuses_a_model_that_treats_replicas_differently() -> None:
     fair = Invariant("some-leader-up", lambda s, X: X.implies(s.leader != -1, X.at(s.up, s.leader) == 1), "")
     lopsided = Invariant("r1-first", lambda s, X: s.up[0] >= s.up[1], "")
     for engine in (bfs, vector, dfs):
+        # 7 by hand: k of 3 replicas up with no leader (k = 0..3), or k up and one of them leads
+        # (k = 1..3), up to renaming
         assert engine.check(Lopsided(mode="fair"), [fair], Limits(symmetry=True)).distinct_states == 7
         with pytest.raises(BadInput, match="action elect does not treat replicas alike"):
             engine.check(Lopsided(mode="first"), [fair], Limits(symmetry=True))

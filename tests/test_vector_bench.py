@@ -34,6 +34,9 @@ def test_bench_runs_both_engines_and_compares(run_kmc, tmp_path: Path) -> None:
     assert rc == 0
     rows = json.loads(out)["configs"]
     assert [r["name"] for r in rows] == ["small", "small-symmetry"]
+    # 5,973: TLC's count for kip320 (tests/reference/tlc-replication.md, table A); 5,066: regression
+    # pin, kmc's own symmetry-reduced count for hw (first pinned in commit afda1f9), which the bench's
+    # own scalar run must agree with ("agree" below)
     assert rows[0]["vector"]["distinct_states"] == rows[0]["scalar"]["distinct_states"] == 5973
     assert rows[1]["vector"]["distinct_states"] == 5066 and rows[1]["symmetry"] is True
     assert all(r["agree"] == "yes" and r["ratio"] > 0 for r in rows)
@@ -70,6 +73,7 @@ def test_bench_runs_the_spark_engine_where_marked(spark_session, run_kmc, tmp_pa
     assert symmetric["spark"] is None
     spark = small["spark"]
     assert spark["distinct_states"] == small["vector"]["distinct_states"] == 5973 and spark["agree"] == "yes"
+    # 18 levels: TLC's depth for kip320 (tests/reference/tlc-replication.md, table A)
     assert spark["partitions"] == 2 and spark["levels"] == 18 and spark["median_level_seconds"] > 0
     assert spark["ratio_to_vector"] > 0 and spark["shuffle_bytes"] > 0
     rc, out, _ = run_kmc("bench", "--configs", str(path), "--only", "small", "--scalar-max-states", "-1", "--quiet")

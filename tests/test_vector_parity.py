@@ -76,7 +76,7 @@ def test_three_replicas_strong_isr_first_violation(mode: str, symmetry: bool) ->
 def test_max_states_stops_at_the_same_state(max_states: int) -> None:
     model, invariants = build("replication", mode="kip320")
     result = assert_same_run(model, invariants, Limits(max_states=max_states))
-    assert result.distinct_states == min(max_states, 5973)
+    assert result.distinct_states == min(max_states, 5973)  # TLC's 5,973 (tests/reference/tlc-replication.md)
 
 
 @pytest.mark.parametrize("max_states", [300, 1000])
@@ -102,6 +102,7 @@ def test_fetch_model_with_reports(mode: str) -> None:
 def test_memory_per_state_is_reported_and_small(run_kmc) -> None:
     rc, out, _ = run_kmc("check", "replication", "--mode", "hw", "--engine", "vector", "--no-invariants", "--json", "--quiet")
     data = json.loads(out)
+    # 10,131: TLC's count (tests/reference/tlc-replication.md, table A)
     assert rc == 0 and data["engine"] == "vector" and data["distinct_states"] == 10131
     assert 8 <= data["bytes_per_state"] < 64 and data["symmetry"] is False
 
@@ -111,5 +112,7 @@ def test_cli_symmetry_flag(run_kmc) -> None:
     assert rc == 12 and "strong-isr  VIOLATED (9 steps)" in out
     rc, out, _ = run_kmc("compare", "replication", "--modes", "kip279,kip320", "--symmetry", "--json", "--quiet")
     data = json.loads(out)
+    # regression pin: kmc's own symmetry-reduced counts (first pinned in commit 795b249, unchanged at
+    # c4ec5e9); test_two_replicas_every_invariant has scalar and vector agree on them
     assert rc == 0 and [m["distinct_states"] for m in data["modes"]] == [4514, 2987]
     assert all(m["symmetry"] for m in data["modes"])
