@@ -41,8 +41,7 @@ def validate_junit(path: Path) -> None:
 @pytest.fixture
 def regression(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fetch model, as a protocol change would leave it: without the ISR write fence."""
-    monkeypatch.setitem(registry.MODELS, "fetch",
-                        registry.Entry("tests.gate_regression:UnfencedIsrFetch", "kmc.invariants.fetch:invariants"))
+    monkeypatch.setitem(registry.MODELS, "fetch", "tests.gate_regression:UnfencedIsrFetch")
 
 
 def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
