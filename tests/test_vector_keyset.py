@@ -62,3 +62,25 @@ def test_vector_engine_is_exact_with_a_poor_mix(mix) -> None:
     a = bfs.check(model, select(invariants, ["strong-isr"]), limits)
     b = vector.check(model, select(invariants, ["strong-isr"]), limits)
     assert (a.distinct_states, a.generated_states, a.depth) == (b.distinct_states, b.generated_states, b.depth)
+
+
+@pytest.mark.parametrize("block", [1, 3, 1 << 20])
+def test_merge_in_place_equals_a_sorted_insert(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    """Merging level after level into the visited set, with its arrays grown in place and its
+    keys shifted a block at a time, gives the same arrays as numpy's sorted insert."""
+    monkeypatch.setattr(keyset, "_SHIFT_BLOCK", block)
+    rng = np.random.default_rng(7)
+    fmt = KeyFormat([64, 20])
+    visited = Visited(fmt)
+    want_s, want_e = np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint32)
+    for size in [0, 1, 5, 40, 3, 200, 17]:
+        s = rng.integers(0, 60, size).astype(np.uint64)  # small sort keys: many collisions
+        e = rng.integers(0, 4, size).astype(np.uint32)
+        s, [e], _ = first_occurrences(s, [e], np.arange(size))
+        known, pos = visited.find(s, [e])
+        new = ~known
+        visited.merge(s[new], [e[new]], pos[new])
+        want_pos = np.searchsorted(want_s, s[new])
+        want_s, want_e = np.insert(want_s, want_pos, s[new]), np.insert(want_e, want_pos, e[new])
+        assert np.array_equal(visited.sort_key, want_s) and np.array_equal(visited.extras[0], want_e)
+    assert len(visited) == len(set(zip(want_s.tolist(), want_e.tolist())))

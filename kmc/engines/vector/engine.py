@@ -1,11 +1,16 @@
-"""The vector engine: breadth-first search a whole level at a time, over numpy arrays.
+"""The vector engine: breadth-first search a level at a time, over numpy arrays.
 
-Each level goes through the level step (kmc/engines/vector/levelstep.py): every enabled instance on
-the whole level at once, giving candidate successors with exact packed keys and their ranks
-in the scalar engine's order. The candidates are deduplicated keeping each key's first
-occurrence in that order (parent's position in its level, then instance id), the keys
-already visited are dropped, and the new states, in that order, are the next level; their
-keys are merged into the sorted visited set. Invariants are evaluated on each whole new level.
+A level is stored compactly, as the packed words of its states (kmc/engines/vector/packing.py),
+and expanded a chunk of states at a time (`CHUNK`): each chunk is unpacked and goes through the
+level step (kmc/engines/vector/levelstep.py), every enabled instance on the whole chunk at once,
+giving candidate successors with exact packed keys and their ranks in the scalar engine's order.
+The candidates are deduplicated keeping each key's first occurrence in that order (parent's
+position in its level, then instance id); the keys already visited, or found new by an earlier
+chunk of the same level, are dropped; the rest, in that order, are the chunk's part of the
+next level, and the invariants are evaluated on them. Chunks run in rank order, so the level
+comes out exactly in the scalar engine's order; at its end its keys are merged into the sorted
+visited set. Peak memory is the visited keys and parent links plus two packed levels and one
+chunk's candidates, never a whole level's successors.
 
 Each state keeps its parent's index in the previous level and its instance id; a
 counterexample is rebuilt from those and replayed forward from its concrete initial
@@ -32,6 +37,7 @@ from kmc.errors import ReplayError
 from kmc.model.core import Invariant, Model, State
 
 U64 = np.uint64
+CHUNK = 1 << 16  # states of a level expanded at once: bounds the candidates held at a time
 
 
 def check(
@@ -41,6 +47,20 @@ def check(
     progress: ProgressHook | None = None,
 ) -> CheckResult:
     return Search(model, invariants, limits, progress).run()
+
+
+class NextLevel:
+    """The next level as its chunks add to it: its keys so far (sorted, to drop what an earlier
+    chunk found), and its states' packed words and parent links, in order."""
+
+    def __init__(self, search: Search):
+        self.keys = Visited(search.fmt)
+        self.words: list[np.ndarray] = []  # per chunk: words x states kept
+        self.parents: list[np.ndarray] = []
+        self.iids: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return len(self.keys)
 
 
 class Search:
@@ -76,7 +96,7 @@ class Search:
         limits = self.limits
         initial = self.model.initial_states()
         depth = 0
-        level: Block | None = None
+        level: np.ndarray | None = None  # packed words (words x states) of the last level
         if initial:
             rows = np.array(initial, dtype=np.int64)
             self.step.check_range(rows, "an initial state")
@@ -86,10 +106,10 @@ class Search:
             def build(order: np.ndarray) -> Block:
                 return self.step.block(first.rows[order])
 
-            level = self._accept(lexmin(first.keys), rank, build, depth=0)
+            level = self._close(self._accept(lexmin(first.keys), rank, build, 0, NextLevel(self), 0), 0)
             depth = 1
 
-        while level is not None and level.size and self.stopped_by is None:
+        while level is not None and level.shape[1] and self.stopped_by is None:
             if handoff is not None and len(self.visited) >= handoff:
                 break
             if limits.max_depth is not None and depth >= limits.max_depth:
@@ -99,12 +119,12 @@ class Search:
                 self.stopped_by = exhausted
                 break
             level = self._next(level, depth)
-            if level.size:
+            if level.shape[1]:
                 depth += 1
             if self.progress is not None:
-                self.progress(Progress(depth, len(self.visited), self.generated, level.size,
+                self.progress(Progress(depth, len(self.visited), self.generated, level.shape[1],
                                        time.perf_counter() - self.started))
-        return level, depth
+        return (None if level is None else self.step.unpack(level)), depth
 
     def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
@@ -115,46 +135,70 @@ class Search:
                       symmetry=self.step.symmetry is not None,
                       bytes_per_state=stored / distinct if distinct else None)
 
-    def _next(self, level: Block, depth: int) -> Block:
-        """The next level: every enabled instance on every state of `level`."""
-        candidates = self.step.expand(level)
-        if candidates is None:
-            return level.head(0)
-        return self._accept(candidates.canonical, candidates.rank, candidates.build, depth)
+    def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
+        """The next level: every enabled instance on every state of `level`, a chunk at a time."""
+        nxt = NextLevel(self)
+        for start in range(0, level.shape[1], CHUNK):
+            candidates = self.step.expand(self.step.unpack(level[:, start:start + CHUNK]))
+            if candidates is not None:
+                self._accept(candidates.canonical, candidates.rank, candidates.build, depth, nxt, start)
+            if self.stopped_by is not None:
+                break
+        return self._close(nxt, depth)
 
-    def _accept(self, canonical: np.ndarray, rank: np.ndarray, build: Any, depth: int) -> Block:
-        """From candidate successors (canonical keys, and rank: their order in the scalar
-        engine), keep each key's first occurrence, drop the visited ones, check invariants,
-        apply the limits; record the new level and return it."""
+    def _accept(self, canonical: np.ndarray, rank: np.ndarray, build: Any, depth: int,
+                nxt: NextLevel, start: int) -> NextLevel:
+        """From the candidate successors of a chunk of a level starting at `start` (canonical
+        keys, and rank: their order in the scalar engine), keep each key's first occurrence,
+        drop the visited ones and those an earlier chunk found, check invariants, apply the
+        limits; add the new states to the next level."""
         sort_key, extras = self.fmt.split(canonical)
         s, e, first = first_occurrences(sort_key, extras, rank)
-        known, pos = self.visited.find(s, e)
-        new = np.flatnonzero(~known)
+        known, _ = self.visited.find(s, e)
+        earlier, pos = nxt.keys.find(s, e)
+        new = np.flatnonzero(~(known | earlier))
         order = new[argsort_unique(first[new])]  # the new keys, in the scalar engine's order
         level_rank = first[order]
-        level: Block = build(level_rank)
-        cut = self._limit(level, depth)
+        if not len(order):
+            self.generated += len(rank)
+            return nxt
+        block: Block = build(level_rank)
+        cut = self._limit(block, depth, len(nxt))
         kept = np.sort(order[:cut])
-        self.visited.merge(s[kept], [x[kept] for x in e], pos[kept])
+        nxt.keys.merge(s[kept], [x[kept] for x in e], pos[kept])
         if self.stopped_by is None:
             self.generated += len(rank)
         else:  # the scalar engine stops right after the last state kept
             self.generated += int(np.count_nonzero(rank <= level_rank[cut - 1]))
         count = self.step.count
         if depth == 0:
-            self.initial = [tuple(int(v) for v in row) for row in level.rows[:cut]]
+            self.initial = [tuple(int(v) for v in row) for row in block.rows[:cut]]
         else:
-            self.parents.append((level_rank[:cut] // count).astype(np.int32))
-            self.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
-        return level.head(cut)
+            nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
+            nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
+        nxt.words.append(np.ascontiguousarray(block.keys[:cut, 0, :].T))  # identity layout: the concrete state
+        return nxt
 
-    def _limit(self, level: Block, depth: int) -> int:
-        """How many states of the new level the run keeps: all, or up to the first violation
-        (unless --continue) or to --max-states, as the scalar engine would stop."""
+    def _close(self, nxt: NextLevel, depth: int) -> np.ndarray:
+        """Merge a finished level's keys into the visited set; its packed words (words x states)."""
+        keys = nxt.keys
+        self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
+        if depth > 0:
+            self.parents.append(_concat(nxt.parents, np.int32))
+            self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
+        if not nxt.words:
+            return np.zeros((self.step.packing.words, 0), dtype=U64)
+        return np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
+
+    def _limit(self, level: Block, depth: int, offset: int) -> int:
+        """How many states of a chunk's new states (the level's from `offset` on) the run
+        keeps: all, or up to the first violation (unless --continue) or to --max-states, as
+        the scalar engine would stop."""
         m = level.size
         cut, full = m, False
-        if self.limits.max_states is not None and len(self.visited) + m >= self.limits.max_states:
-            cut, full = self.limits.max_states - len(self.visited), True
+        known = len(self.visited) + offset
+        if self.limits.max_states is not None and known + m >= self.limits.max_states:
+            cut, full = self.limits.max_states - known, True
         pending = self.violations.pending
         if pending and m:
             bad = {k: self.step.violating(level.cols, k) for k in pending}
@@ -168,7 +212,7 @@ class Search:
                     f = int(b[0])
                     state = tuple(int(v) for v in level.rows[f])
                     if k not in self.violations.first:
-                        self.found_at[state] = (depth, f)
+                        self.found_at[state] = (depth, offset + f)
                     self.violations.record_many(k, state, b.size)
         if full and self.stopped_by is None:
             self.stopped_by = "max-states"
@@ -227,3 +271,9 @@ def argsort_unique(values: np.ndarray) -> np.ndarray:
     combined = (values.astype(np.int64) << shift) | np.arange(n, dtype=np.int64)
     combined.sort()
     return combined & ((1 << shift) - 1)
+
+
+def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]

@@ -93,15 +93,33 @@ def first_occurrences(
 
 
 class Visited:
-    """The keys of every state found so far, sorted by sort key."""
+    """The keys of every state found so far, sorted by sort key.
+
+    The arrays have room to spare: a merge shifts the stored keys up in place, a block at a
+    time from the top, and grows the arrays by `ndarray.resize` (a realloc, which the C library
+    does for large arrays by remapping pages, not copying), so merging never holds two copies
+    of the visited set."""
 
     def __init__(self, fmt: KeyFormat):
         self.fmt = fmt
-        self.sort_key = np.zeros(0, dtype=U64)
-        self.extras = [np.zeros(0, dtype=dt) for dt in fmt.extra_dtypes]
+        self.n = 0
+        self._sort_key = np.zeros(0, dtype=U64)
+        self._extras = [np.zeros(0, dtype=dt) for dt in fmt.extra_dtypes]
 
     def __len__(self) -> int:
-        return len(self.sort_key)
+        return self.n
+
+    def __getstate__(self) -> dict:
+        return {"fmt": self.fmt, "n": self.n, "_sort_key": self.sort_key.copy(),
+                "_extras": [e.copy() for e in self.extras]}
+
+    @property
+    def sort_key(self) -> np.ndarray:
+        return self._sort_key[: self.n]
+
+    @property
+    def extras(self) -> list[np.ndarray]:
+        return [e[: self.n] for e in self._extras]
 
     @property
     def nbytes(self) -> int:
@@ -109,22 +127,24 @@ class Visited:
 
     def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         """(found, insertion position) of distinct keys given in sort-key order."""
-        n = len(self.sort_key)
-        pos = np.searchsorted(self.sort_key, sort_key)
+        n = self.n
+        mine_key = self.sort_key
+        pos = np.searchsorted(mine_key, sort_key)
         if n == 0:
             return np.zeros(len(sort_key), dtype=bool), pos
         at = np.minimum(pos, n - 1)
-        found = self.sort_key[at] == sort_key
+        found = mine_key[at] == sort_key
         if not extras:
             return found, pos
+        stored = self.extras
         same = found.copy()
-        for mine, theirs in zip(self.extras, extras):
+        for mine, theirs in zip(stored, extras):
             same &= mine[at] == theirs
         for k in np.flatnonzero(found & ~same).tolist():
             # a stored key shares this sort key: look through every stored key that does
             j = int(pos[k])
-            while j < n and self.sort_key[j] == sort_key[k]:
-                if all(mine[j] == theirs[k] for mine, theirs in zip(self.extras, extras)):
+            while j < n and mine_key[j] == sort_key[k]:
+                if all(mine[j] == theirs[k] for mine, theirs in zip(stored, extras)):
                     same[k] = True
                     break
                 j += 1
@@ -132,7 +152,49 @@ class Visited:
 
     def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray) -> None:
         """Add new keys (in sort-key order, with the positions `find` gave)."""
-        if len(sort_key) == 0:
+        m = len(sort_key)
+        if m == 0:
             return
-        self.sort_key = np.insert(self.sort_key, pos, sort_key)
-        self.extras = [np.insert(mine, pos, theirs) for mine, theirs in zip(self.extras, extras)]
+        need = self.n + m
+        if need > len(self._sort_key):
+            room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
+            self._sort_key = _grown(self._sort_key, room)
+            self._extras = [_grown(e, room) for e in self._extras]
+        _insert(self._sort_key, self.n, sort_key, pos)
+        for mine, theirs in zip(self._extras, extras):
+            _insert(mine, self.n, theirs, pos)
+        self.n = need
+
+
+_SHIFT_BLOCK = 1 << 20
+
+
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    """`a` with room for `size` elements, in place when `a` owns its memory."""
+    if a.flags.owndata and a.base is None:
+        a.resize(size, refcheck=False)
+        return a
+    out = np.zeros(size, dtype=a.dtype)
+    out[: len(a)] = a
+    return out
+
+
+def _insert(a: np.ndarray, n: int, new: np.ndarray, pos: np.ndarray) -> None:
+    """Insert `new` into the sorted first n elements of `a` (which has room for them), new[i]
+    before a[pos[i]]: each stored element moves up by the number of new ones inserted at or
+    below it, a block at a time from the top, so nothing is overwritten before it is read."""
+    pos = np.asarray(pos, dtype=np.int64)
+    for top in range(n, 0, -_SHIFT_BLOCK):
+        low = max(0, top - _SHIFT_BLOCK)
+        shift_low = int(np.searchsorted(pos, low, side="right"))
+        shift_top = int(np.searchsorted(pos, top - 1, side="right"))
+        if shift_top == 0:
+            break  # nothing is inserted at or below this block, nor below it
+        block = a[low:top].copy()
+        if shift_low == shift_top:
+            a[low + shift_low: top + shift_low] = block
+        else:
+            index = np.arange(low, top, dtype=np.int64)
+            index += np.searchsorted(pos, index, side="right")
+            a[index] = block
+    a[pos + np.arange(len(pos), dtype=np.int64)] = new

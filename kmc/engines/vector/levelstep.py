@@ -109,6 +109,15 @@ class LevelStep:
         cols = transpose(rows)
         return Block(cols, rows, self.pack_all(cols))
 
+    def unpack(self, words: np.ndarray) -> Block:
+        """The block of the states packed in `words` (words x states, identity layout)."""
+        cols = self.packing.unpack_columns(words, self.dtype)
+        if len(self.layouts) == 1:
+            keys = np.ascontiguousarray(words.T)[:, None, :]
+        else:
+            keys = self.pack_all(cols)
+        return Block(cols, transpose(cols), keys)
+
     def empty(self) -> Block:
         return self.block(np.zeros((0, self.schema.width), dtype=self.dtype))
 
@@ -210,12 +219,16 @@ class LevelStep:
             raise ValueError(f"{what} has {name} outside its range [{self.lo[pos]}, {self.hi[pos]}]")
 
 
-def transpose(rows: np.ndarray) -> np.ndarray:
-    """Rows (states x positions) as contiguous columns (positions x states), copied in
-    blocks of rows: several times faster than numpy's transposing copy in one go."""
-    out = np.empty((rows.shape[1], rows.shape[0]), dtype=rows.dtype)
-    for i in range(0, rows.shape[0], _BLOCK):
-        out[:, i:i + _BLOCK] = rows[i:i + _BLOCK].T
+def transpose(a: np.ndarray) -> np.ndarray:
+    """A contiguous transposed copy (states x positions <-> positions x states), copied in
+    blocks of states: several times faster than numpy's transposing copy in one go."""
+    out = np.empty((a.shape[1], a.shape[0]), dtype=a.dtype)
+    if a.shape[0] >= a.shape[1]:  # rows to columns
+        for i in range(0, a.shape[0], _BLOCK):
+            out[:, i:i + _BLOCK] = a[i:i + _BLOCK].T
+    else:  # columns to rows
+        for i in range(0, a.shape[1], _BLOCK):
+            out[i:i + _BLOCK] = a[:, i:i + _BLOCK].T
     return out
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -140,15 +140,17 @@ class Packing:
 
     def unpack(self, words: np.ndarray, dtype: type = np.int64) -> np.ndarray:
         """The block (N x D) of states packed in `words` (words x N)."""
+        return np.ascontiguousarray(self.unpack_columns(words, dtype).T)
+
+    def unpack_columns(self, words: np.ndarray, dtype: Any = np.int64) -> np.ndarray:
+        """The columns (D x N) of the states packed in `words` (words x N)."""
         words = np.asarray(words, dtype=U64)
-        n = words.shape[1]
-        out: np.ndarray = np.empty((n, len(self.radix)), dtype=dtype)
+        out: np.ndarray = np.empty((len(self.radix), words.shape[1]), dtype=dtype)
         for w, (s, e) in enumerate(self.spans):
             rest = words[w].copy()
             for j in range(e - 1, s - 1, -1):
-                r = U64(self.radix[j])
-                out[:, j] = (rest % r).astype(np.int64) + self.lo[j]
-                rest //= r
+                rest, digit = np.divmod(rest, U64(self.radix[j]))
+                np.add(digit, self.lo[j], out=out[j], casting="unsafe")
         return out
 
     def unpack_state(self, words: Sequence[int]) -> tuple[int, ...]:
