@@ -49,7 +49,7 @@ class Run:
     peak_bytes: int | None = None  # kmc only: its peak resident memory
 
 
-def run_tlc(jar: Path, spec_dir: Path, rms: int, workers: int, scratch: Path) -> Run:
+def run_tlc(jar: Path, spec_dir: Path, rms: int, workers: int, scratch: Path, log: Path | None) -> Run:
     for name in ("TwoPhase.tla", "TCommit.tla"):
         shutil.copy(spec_dir / name, scratch / name)
     (scratch / "TwoPhaseMC.tla").write_text(WRAPPER)
@@ -62,6 +62,8 @@ def run_tlc(jar: Path, spec_dir: Path, rms: int, workers: int, scratch: Path) ->
     started = time.perf_counter()
     out = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
     seconds = time.perf_counter() - started
+    if log is not None:
+        log.write_text(f"$ {' '.join(command)}\n{cfg.read_text()}\n{out.stdout}{out.stderr}")
     found = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", out.stdout)
     depth = re.search(r"depth of the complete state graph search is (\d+)", out.stdout)
     if out.returncode != 0 or not found or not depth or "No error has been found" not in out.stdout:
@@ -87,6 +89,7 @@ def main() -> None:
     parser.add_argument("--spec-dir", type=Path, required=True, help="holds TwoPhase.tla and TCommit.tla")
     parser.add_argument("--rms", default="7,8,9,10", help="comma-separated numbers of RMs")
     parser.add_argument("--workers", type=int, default=2, help="TLC's -workers")
+    parser.add_argument("--log-dir", type=Path, help="keep each TLC run's configuration and output here")
     parser.add_argument("--skip-tlc", default="", help="RMs to run with kmc only (comma-separated)")
     args = parser.parse_args()
     skip = {int(x) for x in args.skip_tlc.split(",") if x}
@@ -97,7 +100,8 @@ def main() -> None:
         tlc_s, ratio = "not run", ""
         if rms not in skip:
             with tempfile.TemporaryDirectory(prefix="kmc-tlc-") as scratch:
-                tlc = run_tlc(args.tlc_jar, args.spec_dir, rms, args.workers, Path(scratch))
+                log = None if args.log_dir is None else args.log_dir / f"tlc-{rms}.txt"
+                tlc = run_tlc(args.tlc_jar, args.spec_dir, rms, args.workers, Path(scratch), log)
             if (tlc.distinct, tlc.depth) != (kmc.distinct, kmc.depth):
                 sys.exit(f"{rms} RMs: TLC found {tlc.distinct:,} states, depth {tlc.depth}; "
                          f"kmc {kmc.distinct:,}, depth {kmc.depth}")

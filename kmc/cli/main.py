@@ -20,6 +20,7 @@ from kmc.cli.gate import gate
 from kmc.cli.graph import graph
 from kmc.cli.listing import list_models
 from kmc.cli.prove import prove
+from kmc.cli.simulate import simulate
 from kmc.cli.trace import trace
 from kmc.errors import BadInput
 
@@ -40,6 +41,7 @@ cli.add_command(trace)
 cli.add_command(bench)
 cli.add_command(gate)
 cli.add_command(graph)
+cli.add_command(simulate)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,141 @@
+"""`kmc simulate MODEL`: many random walks at once, for state spaces beyond exhaustive reach."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kmc import registry
+from kmc.cli.models import ModelGroup, apply_options
+from kmc.cli.output import write_atomic
+from kmc.engines.result import CheckResult
+from kmc.engines.run import check_contract
+from kmc.engines.simulation import Walks, simulate as run_walks
+from kmc.errors import BadInput
+from kmc.model.core import Option
+from kmc.traces import itf, text
+from kmc.traces.replay import replay
+
+EXIT_OK, EXIT_VIOLATION = 0, 12
+DEFAULT_SECONDS = 60.0  # with neither --walks nor --time-limit
+
+
+def parse_weights(given: tuple[str, ...]) -> dict[str, float]:
+    weights = {}
+    for item in given:
+        name, eq, value = item.partition("=")
+        try:
+            weights[name] = float(value) if eq else float("nan")
+        except ValueError:
+            weights[name] = float("nan")
+        if not eq or not weights[name] >= 0:
+            raise BadInput(f"--weight {item!r}: write ACTION=W with W a number >= 0")
+    return weights
+
+
+def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
+    def callback(**kw: Any) -> int:
+        return run_simulate(name, **kw)
+
+    callback = apply_options(callback, options)
+    for deco in reversed(
+        [
+            click.option("--walkers", type=click.IntRange(1, 10_000_000), default=Walks.walkers, show_default=True,
+                         help="walks advanced together, as numpy columns"),
+            click.option("--depth", type=click.IntRange(1, 100_000), default=Walks.depth, show_default=True,
+                         help="steps per walk; a walk also ends where nothing is enabled"),
+            click.option("--seed", type=int, default=0, show_default=True, help="the run's random seed"),
+            click.option("--walks", type=click.IntRange(1, None), default=None,
+                         help="end after this many walks have ended (default: run until --time-limit)"),
+            click.option("--time-limit", type=click.FloatRange(0, None, min_open=True), default=None,
+                         metavar="SECONDS", help=f"end after this many seconds (default {DEFAULT_SECONDS:.0f} "
+                                                 "without --walks)"),
+            click.option("--weight", "weights", multiple=True, metavar="ACTION=W",
+                         help="pick this action family W times as often as one of weight 1 (repeatable; 0 never)"),
+            click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",
+                         help="check this invariant (repeatable; default: all of the model's)"),
+            click.option("--continue", "keep_going", is_flag=True,
+                         help="walk on after a violation: every invariant gets its own trace"),
+            click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                         help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
+            click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
+            click.option("--quiet", "-q", is_flag=True, help="no progress on stderr"),
+        ]
+    ):
+        callback = deco(callback)
+    cls = registry.model_class(name)
+    return click.command(name, help=f"Simulate the {name} model: {cls.summary}.")(callback)
+
+
+def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int | None, time_limit: float | None,
+                 weights: tuple[str, ...], invariant_names: tuple[str, ...], keep_going: bool,
+                 itf_dir: Path | None, as_json: bool, quiet: bool, **settings: Any) -> int:
+    model, invariants = registry.build(name, **settings)
+    checked = registry.select(invariants, list(invariant_names) or None)
+    if walks is None and time_limit is None:
+        time_limit = DEFAULT_SECONDS
+    plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going)
+    check_contract(model, checked)
+    result = run_walks(model, checked, plan, progress=None if quiet else _progress(model.name))
+    for inv in checked:
+        trace = result.invariants[inv.name].trace
+        if trace is not None:
+            replay(trace, inv)
+    if itf_dir is not None:
+        for inv_name, verdict in result.invariants.items():
+            if verdict.trace is not None:
+                write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=1))
+    else:
+        click.echo(model.title())
+        click.echo(summary(result))
+        docs = {i.name: i for i in checked}
+        if checked:
+            click.echo("")
+            width = max(len(i.name) for i in checked)
+            for inv_name, verdict in result.invariants.items():
+                click.echo(f"  {inv_name:<{width}}  {verdict_line(result, inv_name)}")
+        for inv_name, verdict in result.invariants.items():
+            if verdict.trace is not None:
+                click.echo("")
+                click.echo(text.render(verdict.trace, docs[inv_name].doc, report=verdict.report))
+    return EXIT_VIOLATION if result.violated else EXIT_OK
+
+
+def summary(result: CheckResult) -> str:
+    st = result.engine_stats
+    stop = {
+        "violation": "Stopped at the first violation (--continue walks on).",
+        "time-limit": "Stopped by --time-limit.",
+        "walks": "Stopped after --walks walks.",
+    }.get(result.stopped_by or "", "")
+    return (f"simulate: {st['walkers']:,} walkers, seed {st['seed']}, up to {st['depth']} steps a walk: "
+            f"{st['walker_steps']:,} steps in {result.seconds:.2f} s ({st['steps_per_second']:,} steps/s), "
+            f"{st['walks']:,} walks ended, deepest {st['deepest_walk']} steps, "
+            f"{result.distinct_states:,} distinct states seen, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n"
+            f"{stop} A simulation never proves an invariant: 'not violated' means no walk broke it.")
+
+
+def verdict_line(result: CheckResult, name: str) -> str:
+    verdict = result.invariants[name]
+    if verdict.trace is None:
+        return "not violated"
+    kind = result.engine_stats["traces"].get(name, "as walked")
+    how = ("shortest: a bounded breadth-first search confirmed it" if kind == "shortest"
+           else "as walked, loops cut out; the bounded search for a shorter one did not finish")
+    return f"VIOLATED ({verdict.trace.length} steps, {how})"
+
+
+def _progress(label: str) -> Any:
+    def show(p: Any) -> None:
+        click.echo(f"{label}: round {p.level:,}, {p.generated_states:,} steps, {p.distinct_states:,} states seen, "
+                   f"{p.seconds:.0f} s", err=True)
+    return show
+
+
+simulate = ModelGroup("simulate", make=make_simulate,
+                      help="Simulate a model: many random walks at once (kmc simulate MODEL [OPTIONS]).")

@@ -1,0 +1,247 @@
+"""Swarm simulation: many random walks at once, over numpy columns.
+
+For state spaces no exhaustive search finishes, `kmc simulate` runs N walkers together
+through the vector interpretation, as the vector engine runs a level: the walkers' states
+are the columns of one block. Each round evaluates every instance's guard over all walkers,
+picks one enabled instance per walker (uniformly, or weighted per action family), applies
+each chosen instance's effect to the walkers that chose it, and checks the invariants on the
+new states. A walker whose walk reaches `depth` steps, or a state where nothing is enabled,
+starts a new walk from an initial state. Every random choice comes from one generator seeded
+by `seed`, so a run with the same seed, walkers and bounds is the same run.
+
+The distinct states seen are counted exactly, through the vector engine's key set. A
+violation is replayed through the scalar interpretation (loops the walk made are cut out);
+then a bounded breadth-first search (the vector engine, up to the walk's length) tries to
+replace it by a shortest trace.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from kmc.engines.result import CheckResult, Progress, Verdict
+from kmc.engines.search import Limits, ProgressHook, Violations, finish
+from kmc.engines.vector import engine as vector
+from kmc.engines.vector.keyset import Visited, first_occurrences
+from kmc.engines.vector.levelstep import LevelStep
+from kmc.errors import BadInput
+from kmc.model.core import Invariant, Model, State
+
+SHORTEN_STATES = 2_000_000  # the bounded search that shortens a trace gives up beyond this many states
+SHORTEN_SECONDS = 60.0
+_FLUSH = 1 << 20  # keys of new states buffered before they are merged into the seen set
+
+
+@dataclass(frozen=True)
+class Walks:
+    """How a simulation runs: `walkers` walks at a time, each up to `depth` steps, until
+    `walks` walks have ended or `time_limit` seconds have passed (whichever is first), or an
+    invariant is violated (unless `keep_going`)."""
+
+    walkers: int = 10_000
+    depth: int = 100
+    seed: int = 0
+    walks: int | None = None
+    time_limit: float | None = None
+    weights: Mapping[str, float] = field(default_factory=dict)  # action family -> weight (default 1)
+    keep_going: bool = False
+
+
+def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks,
+             progress: ProgressHook | None = None) -> CheckResult:
+    """Run the walks; the result's `engine_stats` has walker_steps, walks, steps_per_second,
+    deepest_walk, and per violated invariant whether its trace is "shortest" or "as walked"."""
+    return Swarm(model, invariants, walks, progress).run()
+
+
+class Swarm:
+    def __init__(self, model: Model, invariants: Sequence[Invariant], walks: Walks,
+                 progress: ProgressHook | None):
+        if walks.walks is None and walks.time_limit is None:
+            raise BadInput("a simulation needs an end: --walks N or --time-limit SECONDS")
+        self.started = time.perf_counter()
+        self.model, self.invariants, self.walks, self.progress = model, list(invariants), walks, progress
+        self.step = LevelStep(model, invariants, symmetry=False)
+        self.weight = self._weights(walks.weights)
+        self.uniform = bool(np.all(self.weight == 1.0))
+        self.count_dtype = np.uint8 if self.step.count < 2**8 else np.uint16 if self.step.count < 2**16 else np.uint32
+        self.rng = np.random.default_rng(walks.seed)
+        self.seen = Visited(self.step.fmt)
+        self.buffer: list[np.ndarray] = []  # words x states, not yet merged into `seen`
+        self.violations = Violations(invariants)
+        self.paths: dict[State, tuple[State, list[int]]] = {}  # violating state -> (initial state, instance ids)
+        self.walker_steps = 0
+        self.walks_done = 0
+        self.deepest = 0
+        self.stopped_by: str | None = None
+
+    def _weights(self, given: Mapping[str, float]) -> np.ndarray:
+        families = {inst.action.name for inst in self.step.instances}
+        unknown = sorted(set(given) - families)
+        if unknown:
+            raise BadInput(f"--weight: no action {unknown[0]!r} in model {self.model.name}; "
+                           f"actions: {', '.join(sorted(families))}")
+        bad = [name for name, w in given.items() if not w >= 0]
+        if bad:
+            raise BadInput(f"--weight {bad[0]}: a weight is a number >= 0")
+        return np.array([float(given.get(inst.action.name, 1.0)) for inst in self.step.instances])
+
+    # -- the walks ---------------------------------------------------------------------------
+
+    def run(self) -> CheckResult:
+        initial = np.array(self.model.initial_states(), dtype=np.int64)
+        if not len(initial):
+            raise BadInput(f"model {self.model.name} has no initial state")
+        self.step.check_range(initial, "an initial state")
+        n = self.walks.walkers
+        start = self.rng.integers(len(initial), size=n)
+        cols = np.ascontiguousarray(initial[start].T.astype(self.step.dtype))
+        path = np.zeros((self.walks.depth, n), dtype=self.step.iid_dtype)
+        length = np.zeros(n, dtype=np.int64)
+        self._see(cols)
+        every = np.arange(len(initial))
+        self._check(np.ascontiguousarray(initial.T.astype(self.step.dtype)), every, initial, every,
+                    path, np.zeros(len(initial), dtype=np.int64))
+        rounds = 0
+        while self.stopped_by is None:
+            moved = self._round(cols, path, length)
+            self._check(cols, moved, initial, start, path, length)
+            self._see(cols[:, moved])
+            rounds += 1
+            ended = length == self.walks.depth
+            stuck = np.ones(n, dtype=bool)
+            stuck[moved] = False
+            ended |= stuck  # nothing enabled: the walk stutters forever, so it ends here
+            self.deepest = max(self.deepest, int(length.max()))
+            if ended.any():
+                self._restart(ended, initial, start, cols, length)
+            self._stop_if_done()
+            if self.progress is not None and rounds % 16 == 0:
+                self.progress(Progress(rounds, len(self.seen) + sum(b.shape[1] for b in self.buffer),
+                                       self.walker_steps, n, time.perf_counter() - self.started))
+        return self._result()
+
+    def _round(self, cols: np.ndarray, path: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """One step of every walker that has an enabled instance; the walkers that moved."""
+        step, n = self.step, cols.shape[1]
+        view = step.schema.view(list(cols))
+        enabled = np.empty((step.count, n), dtype=bool)
+        for i, inst in enumerate(step.instances):
+            enabled[i] = inst.action.guard(view, step.X, *inst.args)
+        if self.uniform:  # the k-th enabled instance, k uniform: counts fit in a byte or two
+            running = np.cumsum(enabled, axis=0, dtype=self.count_dtype)
+            pick = (self.rng.random(n) * running[-1]).astype(self.count_dtype)
+        else:
+            running = np.cumsum(enabled * self.weight[:, None], axis=0)
+            pick = self.rng.random(n) * running[-1]
+        moved = np.flatnonzero(running[-1] > 0)
+        choice = (running <= pick[None, :]).sum(axis=0, dtype=self.count_dtype)[moved]  # first past pick
+        order = np.argsort(choice, kind="stable")  # a radix sort: choices are small ints
+        bounds = np.searchsorted(choice[order], np.arange(step.count + 1))
+        for i in np.flatnonzero(np.diff(bounds)).tolist():
+            who = moved[order[bounds[i]:bounds[i + 1]]]
+            inst = step.instances[i]
+            sub = cols[:, who]
+            effect = inst.action.effect(step.schema.view(list(sub)), step.X, *inst.args)
+            for pos, value in dict(step.schema.updates(effect)).items():
+                values = np.broadcast_to(np.asarray(value), who.shape)
+                if values.size and (values.min() < step.lo[pos] or values.max() > step.hi[pos]):
+                    step._check_values(inst, pos, values)
+                cols[pos, who] = values
+        path[length[moved], moved] = choice
+        length[moved] += 1
+        self.walker_steps += len(moved)
+        return moved
+
+    def _restart(self, ended: np.ndarray, initial: np.ndarray, start: np.ndarray, cols: np.ndarray,
+                 length: np.ndarray) -> None:
+        who = np.flatnonzero(ended)
+        self.walks_done += len(who)
+        start[who] = self.rng.integers(len(initial), size=len(who))
+        cols[:, who] = initial[start[who]].T
+        length[who] = 0
+
+    def _stop_if_done(self) -> None:
+        if self.stopped_by is not None:
+            return
+        if self.walks.walks is not None and self.walks_done >= self.walks.walks:
+            self.stopped_by = "walks"
+        elif Limits(time_limit=self.walks.time_limit).exhausted(self.started) is not None:
+            self.stopped_by = "time-limit"
+
+    # -- invariants and states seen ------------------------------------------------------------
+
+    def _check(self, cols: np.ndarray, who: np.ndarray, initial: np.ndarray, start: np.ndarray,
+               path: np.ndarray, length: np.ndarray) -> None:
+        """Check the pending invariants on the walkers `who`; record the first violation of each
+        (the lowest walker index, for a deterministic run) with its walk."""
+        if not len(who):
+            return
+        sub = cols[:, who]
+        for k in self.violations.pending:
+            bad = self.step.violating(sub, k)
+            if not bad.size:
+                continue
+            w = int(who[bad[0]])
+            state = tuple(int(v) for v in cols[:, w])
+            if k not in self.violations.first:
+                first = tuple(int(v) for v in initial[start[w]])
+                self.paths[state] = (first, [int(i) for i in path[: length[w], w]])
+            self.violations.record_many(k, state, bad.size)
+            if not self.invariants[k].report and not self.walks.keep_going:
+                self.stopped_by = "violation"
+
+    def _see(self, cols: np.ndarray) -> None:
+        if cols.shape[1]:
+            self.buffer.append(self.step.packing.pack_columns(cols))
+        if sum(b.shape[1] for b in self.buffer) >= _FLUSH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.buffer:
+            return
+        words = np.concatenate(self.buffer, axis=1)
+        self.buffer = []
+        s, e = self.step.fmt.split(words)
+        s, e, _ = first_occurrences(s, e, np.zeros(len(s), dtype=np.int64))
+        known, pos = self.seen.find(s, e)
+        new = ~known
+        self.seen.merge(s[new], [x[new] for x in e], pos[new])
+
+    # -- the result --------------------------------------------------------------------------
+
+    def _result(self) -> CheckResult:
+        self._flush()
+        links = vector.replay_paths(self.model, self.paths, "simulation")
+        result = finish(self.model, "simulate", self.started, self.violations, links.get,
+                        distinct=len(self.seen), generated=self.walker_steps, depth=self.deepest + 1,
+                        stopped_by=self.stopped_by or "walks")
+        seconds = time.perf_counter() - self.started
+        traces = {}
+        for name, verdict in result.invariants.items():
+            if verdict.trace is not None and not verdict.report:
+                traces[name] = self._shorten(name, verdict)
+        result.engine_stats = {
+            "walkers": self.walks.walkers, "depth": self.walks.depth, "seed": self.walks.seed,
+            "walker_steps": self.walker_steps, "walks": self.walks_done,
+            "steps_per_second": round(self.walker_steps / seconds) if seconds > 0 else None,
+            "deepest_walk": self.deepest, "traces": traces,
+        }
+        return result
+
+    def _shorten(self, name: str, verdict: Verdict) -> str:
+        """Replace a walked trace by a shortest one when a bounded breadth-first search up to its
+        length finishes in time; "shortest" or "as walked"."""
+        trace = verdict.trace
+        assert trace is not None
+        [inv] = [i for i in self.invariants if i.name == name]
+        limits = Limits(max_depth=trace.length + 1, max_states=SHORTEN_STATES, time_limit=SHORTEN_SECONDS)
+        found = vector.check(self.model, [inv], limits).invariants[name]
+        if found.trace is not None and found.trace.length <= trace.length:
+            verdict.trace = found.trace
+            return "shortest"
+        return "as walked"

@@ -1,0 +1,100 @@
+"""`kmc simulate`: many random walks at once. Deterministic for a seed, exact distinct-state
+counts, violations found and replayed, traces shortened by a bounded search."""
+
+from __future__ import annotations
+
+import pytest
+
+from kmc.engines.simulation import Swarm, Walks, simulate
+from kmc.registry import select
+from kmc.traces.replay import replay
+from tests.conftest import build, states_within
+
+
+def three_replicas_first_try():
+    model, invariants = build("replication", mode="kip320-first-try", replicas=3, max_leader_epoch=3)
+    return model, select(invariants, ["strong-isr"])
+
+
+def test_same_seed_same_run() -> None:
+    model, invariants = build("replication", mode="kip320")
+    runs = [simulate(model, invariants, Walks(walkers=500, depth=30, seed=s, walks=3000)) for s in (7, 7, 8)]
+    figures = [(r.distinct_states, r.generated_states, r.engine_stats["walks"], r.engine_stats["deepest_walk"])
+               for r in runs]
+    assert figures[0] == figures[1] and figures[0] != figures[2]
+
+
+def test_distinct_states_are_exact_and_reachable() -> None:
+    """The states counted are the walked ones, each once: checked against a plain BFS of the
+    whole two-replica graph (TLC's 5,973 states, tests/reference/tlc-replication.md)."""
+    model, invariants = build("replication", mode="kip320")
+    swarm = Swarm(model, [], Walks(walkers=2000, depth=40, seed=1, walks=40_000), None)
+    result = swarm.run()
+    reachable = states_within(model, 40)
+    assert len(reachable) == 5973
+    words = [swarm.seen.sort_key]  # one-word keys: the sort key is the key
+    seen = {tuple(int(v) for v in row) for row in swarm.step.packing.unpack(words[0][None, :])}
+    assert len(seen) == result.distinct_states and seen <= reachable
+    assert result.distinct_states > 4000  # 40,000 walks see most of a 5,973-state graph
+
+
+def test_walks_end_at_depth_or_where_nothing_is_enabled() -> None:
+    # two-phase commit always has a step (receiving a message again changes nothing): walks
+    # end at --depth, and 30,000 walks of 20 steps see all of its 288 states (TLC's count for
+    # 3 RMs, tests/reference/tlc-two-phase.md)
+    model, invariants = build("examples/two_phase_commit/model.py", rms=3)
+    result = simulate(model, select(invariants, ["consistency"]), Walks(walkers=1000, depth=20, seed=0, walks=30_000))
+    assert result.engine_stats["deepest_walk"] == 20 and result.distinct_states == 288
+    assert result.invariants["consistency"].holds is None  # a simulation decides no invariant that holds
+    # replication's two-replica graph has states with nothing enabled: no walk reaches depth 100
+    model, invariants = build("replication", mode="kip320")
+    result = simulate(model, [], Walks(walkers=1000, depth=100, seed=0, walks=5000))
+    assert result.engine_stats["deepest_walk"] < 100
+
+
+def test_finds_strong_isr_and_shortens_it() -> None:
+    model, invariants = three_replicas_first_try()
+    result = simulate(model, invariants, Walks(walkers=10_000, seed=1, time_limit=60))
+    verdict = result.invariants["strong-isr"]
+    assert verdict.holds is False and result.stopped_by == "violation"
+    assert result.engine_stats["traces"]["strong-isr"] == "shortest"
+    assert verdict.trace is not None and verdict.trace.length == 12  # the vector engine's shortest (test_replication_verdicts)
+    replay(verdict.trace, invariants[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 2, 3, 4, 5])
+def test_finds_strong_isr_from_five_seeds_within_a_minute(seed: int) -> None:
+    model, invariants = three_replicas_first_try()
+    result = simulate(model, invariants, Walks(walkers=10_000, seed=seed, time_limit=60))
+    assert result.invariants["strong-isr"].holds is False
+
+
+def test_weight_zero_never_fires_a_family() -> None:
+    """With the leader's writes weighted 0 no walk ever appends a record: no record id is used."""
+    model, invariants = build("replication", mode="kip320")
+    swarm = Swarm(model, [], Walks(walkers=500, depth=30, seed=3, walks=2000, weights={"leader_write": 0}), None)
+    swarm.run()
+    states = swarm.step.packing.unpack(swarm.seen.sort_key[None, :])
+    [position] = [j for j, name in enumerate(model.schema.element_names()) if name == "next_record_id"]
+    assert set(states[:, position].tolist()) == {0}
+
+
+def test_cli(run_kmc) -> None:
+    rc, out, err = run_kmc("simulate", "replication", "--mode", "kip320", "--walkers", "200", "--walks", "1000",
+                           "--seed", "4", "-q")
+    assert rc == 0 and "steps/s" in out and "not violated" in out
+    rc, out, err = run_kmc("simulate", "replication", "--mode", "kip320-first-try", "--replicas", "3",
+                           "--max-leader-epoch", "3", "--invariant", "strong-isr", "--walkers", "10000", "--seed", "1",
+                           "--time-limit", "60", "-q")
+    assert rc == 12 and "VIOLATED" in out and "shortest" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--weight", "no_such_action=2"], "--weight: no action 'no_such_action'"),
+    (["--weight", "leader_write"], "write ACTION=W"),
+    (["--weight", "leader_write=-1"], "write ACTION=W"),
+])
+def test_bad_weights_exit_2_in_one_line(run_kmc, argv: list[str], message: str) -> None:
+    rc, out, err = run_kmc("simulate", "replication", "--walks", "10", *argv)
+    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
