@@ -15,7 +15,8 @@ from kmc.cli import graph
 from kmc.cli.config import config_option
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
-from kmc.cli.output import summary, verdict_text, write_atomic
+from kmc.cli.output import summary, verdict_text, warn_never_enabled, write_atomic
+from kmc.engines.coverage import render as render_coverage
 from kmc.cli.progress import run_with_progress
 from kmc.cli.spark_options import spark_options, take
 from kmc.model.core import Option
@@ -68,6 +69,8 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
             click.option("--dump-graph", type=click.Path(dir_okay=False, path_type=Path), default=None,
                          metavar="FILE", help="also write the state graph (small runs) to FILE.graphml or FILE.dot"),
+            click.option("--coverage", is_flag=True,
+                         help="per action family: enabled, fired, new states; per field: the values reached"),
         ]
     ):
         callback = deco(callback)
@@ -92,6 +95,7 @@ def run_check(
     time_limit: float | None = None,
     memory_limit: int | None = None,
     dump_graph: Path | None = None,
+    coverage: bool = False,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
@@ -100,7 +104,7 @@ def run_check(
     spark = take(engine, settings)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
-    limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit)
+    limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit, coverage)
     result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark)
     docs = {i.name: i for i in checked}
     if dump_graph is not None:
@@ -123,6 +127,10 @@ def run_check(
             if verdict.trace is not None:
                 click.echo("")
                 click.echo(text.render(verdict.trace, docs[inv_name].doc, report=verdict.report))
+        if result.coverage is not None:
+            click.echo("")
+            click.echo(render_coverage(result.coverage))
+    warn_never_enabled(result)
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+import click
+
 from kmc.engines.result import CheckResult, Verdict
 
 
@@ -75,6 +77,13 @@ def verdict_text(v: Verdict) -> str:
         assert v.trace is not None
         return f"VIOLATED ({v.trace.length} steps)"
     return "not decided"
+
+
+def warn_never_enabled(result: CheckResult) -> None:
+    """With --coverage: a warning on stderr for each action family the run never enabled."""
+    for name in (result.coverage or {}).get("never_enabled", []):
+        click.echo(f"kmc: warning: action {name} was never enabled in this run: a rule that never applies "
+                   "is usually a model bug (a guard that cannot hold)", err=True)
 
 
 def write_atomic(path: Path, text: str | bytes) -> None:

@@ -10,7 +10,8 @@ import click
 
 from kmc import registry
 from kmc.cli.models import ModelGroup, apply_options
-from kmc.cli.output import write_atomic
+from kmc.cli.output import warn_never_enabled, write_atomic
+from kmc.engines.coverage import render as render_coverage
 from kmc.engines.result import CheckResult
 from kmc.engines.run import check_contract
 from kmc.engines.simulation import Walks, simulate as run_walks
@@ -61,6 +62,8 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="walk on after a violation: every invariant gets its own trace"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
+            click.option("--coverage", is_flag=True,
+                         help="per action family: enabled, fired, new states; per field: the values reached"),
             click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
             click.option("--quiet", "-q", is_flag=True, help="no progress on stderr"),
         ]
@@ -72,12 +75,12 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
 
 def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int | None, time_limit: float | None,
                  weights: tuple[str, ...], invariant_names: tuple[str, ...], keep_going: bool,
-                 itf_dir: Path | None, as_json: bool, quiet: bool, **settings: Any) -> int:
+                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, **settings: Any) -> int:
     model, invariants = registry.build(name, **settings)
     checked = registry.select(invariants, list(invariant_names) or None)
     if walks is None and time_limit is None:
         time_limit = DEFAULT_SECONDS
-    plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going)
+    plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going, coverage)
     check_contract(model, checked)
     result = run_walks(model, checked, plan, progress=None if quiet else _progress(model.name))
     for inv in checked:
@@ -103,6 +106,10 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
             if verdict.trace is not None:
                 click.echo("")
                 click.echo(text.render(verdict.trace, docs[inv_name].doc, report=verdict.report))
+        if result.coverage is not None:
+            click.echo("")
+            click.echo(render_coverage(result.coverage))
+    warn_never_enabled(result)
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 

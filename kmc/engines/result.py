@@ -54,6 +54,7 @@ class CheckResult:
     symmetry: bool = False  # states told apart only up to renaming replicas
     bytes_per_state: float | None = None  # stored keys and parent links per distinct state (vector engine)
     engine_stats: dict[str, Any] = field(default_factory=dict)  # engine-specific figures (Spark: session, levels)
+    coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/coverage.py's to_json()
 
     @property
     def states_per_second(self) -> float:
@@ -82,6 +83,7 @@ class CheckResult:
             "stopped_by": self.stopped_by,
             "invariants": {n: v.to_json() for n, v in self.invariants.items()},
             **({"engine_stats": self.engine_stats} if self.engine_stats else {}),
+            **({"coverage": self.coverage} if self.coverage is not None else {}),
         }
 
 

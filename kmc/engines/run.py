@@ -57,6 +57,8 @@ def check(
         raise BadInput(f"unknown engine {engine!r}; allowed: {', '.join(ENGINES)}")
     if spark is not None and engine != "spark":
         raise BadInput(f"Spark options apply to --engine spark only (the engine is {engine})")
+    if limits.coverage and engine != "vector":
+        raise BadInput(f"--coverage is collected by the vector engine (and kmc simulate), not by the {engine} engine")
     check_contract(model, invariants)
     extra: dict[str, Any] = {"options": spark} if engine == "spark" else {}
     result = ENGINES[engine][0](model, invariants, limits, progress, **extra)

@@ -24,6 +24,7 @@ class Limits:
     symmetry: bool = False  # states equal up to renaming replicas count once (kmc/engines/vector/symmetry.py)
     time_limit: float | None = None  # seconds of search, checked between levels (dfs: every few thousand states)
     memory_limit: int | None = None  # bytes of resident memory, checked with the time
+    coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/coverage.py; vector engine)
 
     def exhausted(self, started: float) -> str | None:
         """"time-limit" or "memory-limit" once a run must end for them, else None: engines ask

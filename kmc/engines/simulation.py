@@ -23,6 +23,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from kmc.engines.coverage import Coverage
 from kmc.engines.result import CheckResult, Progress, Verdict
 from kmc.engines.search import Limits, ProgressHook, Violations, finish
 from kmc.engines.vector import engine as vector
@@ -49,6 +50,7 @@ class Walks:
     time_limit: float | None = None
     weights: Mapping[str, float] = field(default_factory=dict)  # action family -> weight (default 1)
     keep_going: bool = False
+    coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/coverage.py)
 
 
 def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks,
@@ -72,6 +74,8 @@ class Swarm:
         self.rng = np.random.default_rng(walks.seed)
         self.seen = Visited(self.step.fmt)
         self.buffer: list[np.ndarray] = []  # words x states, not yet merged into `seen`
+        self.buffer_iids: list[np.ndarray] = []  # the instance that found each (count: an initial state)
+        self.coverage = Coverage(model) if walks.coverage else None
         self.violations = Violations(invariants)
         self.paths: dict[State, tuple[State, list[int]]] = {}  # violating state -> (initial state, instance ids)
         self.walker_steps = 0
@@ -102,7 +106,7 @@ class Swarm:
         cols = np.ascontiguousarray(initial[start].T.astype(self.step.dtype))
         path = np.zeros((self.walks.depth, n), dtype=self.step.iid_dtype)
         length = np.zeros(n, dtype=np.int64)
-        self._see(cols)
+        self._see(cols, np.full(n, self.step.count))
         every = np.arange(len(initial))
         self._check(np.ascontiguousarray(initial.T.astype(self.step.dtype)), every, initial, every,
                     path, np.zeros(len(initial), dtype=np.int64))
@@ -110,7 +114,7 @@ class Swarm:
         while self.stopped_by is None:
             moved = self._round(cols, path, length)
             self._check(cols, moved, initial, start, path, length)
-            self._see(cols[:, moved])
+            self._see(cols[:, moved], path[length[moved] - 1, moved])
             rounds += 1
             ended = length == self.walks.depth
             stuck = np.ones(n, dtype=bool)
@@ -152,6 +156,10 @@ class Swarm:
                 if values.size and (values.min() < step.lo[pos] or values.max() > step.hi[pos]):
                     step._check_values(inst, pos, values)
                 cols[pos, who] = values
+        if self.coverage is not None:
+            self.coverage.enabled += enabled.sum(axis=1)
+            self.coverage.fired += np.bincount(choice, minlength=step.count)
+            self.coverage.reached(cols[:, moved])
         path[length[moved], moved] = choice
         length[moved] += 1
         self.walker_steps += len(moved)
@@ -195,9 +203,10 @@ class Swarm:
             if not self.invariants[k].report and not self.walks.keep_going:
                 self.stopped_by = "violation"
 
-    def _see(self, cols: np.ndarray) -> None:
+    def _see(self, cols: np.ndarray, iids: np.ndarray) -> None:
         if cols.shape[1]:
             self.buffer.append(self.step.packing.pack_columns(cols))
+            self.buffer_iids.append(iids)
         if sum(b.shape[1] for b in self.buffer) >= _FLUSH:
             self._flush()
 
@@ -205,12 +214,16 @@ class Swarm:
         if not self.buffer:
             return
         words = np.concatenate(self.buffer, axis=1)
-        self.buffer = []
+        iids = np.concatenate(self.buffer_iids)
+        self.buffer, self.buffer_iids = [], []
         s, e = self.step.fmt.split(words)
-        s, e, _ = first_occurrences(s, e, np.zeros(len(s), dtype=np.int64))
+        s, e, first = first_occurrences(s, e, np.arange(len(s), dtype=np.int64))
         known, pos = self.seen.find(s, e)
         new = ~known
         self.seen.merge(s[new], [x[new] for x in e], pos[new])
+        if self.coverage is not None:
+            found_by = iids[first[new]].astype(np.int64)
+            self.coverage.credit(found_by[found_by < self.step.count])
 
     # -- the result --------------------------------------------------------------------------
 
@@ -225,6 +238,8 @@ class Swarm:
         for name, verdict in result.invariants.items():
             if verdict.trace is not None and not verdict.report:
                 traces[name] = self._shorten(name, verdict)
+        if self.coverage is not None:
+            result.coverage = self.coverage.to_json()
         result.engine_stats = {
             "walkers": self.walks.walkers, "depth": self.walks.depth, "seed": self.walks.seed,
             "walker_steps": self.walker_steps, "walks": self.walks_done,

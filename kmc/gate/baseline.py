@@ -13,7 +13,9 @@ leader-in-isr = "holds"
 ```
 
 `model` is a model's name or a model file (`path/model.py[:Class]`, relative to the baseline).
-Optional per check: `engine` (default vector) and `symmetry`. A check without `[check.expect]`
+Optional per check: `engine` (default vector), `symmetry`, and `fires`, a list of action
+families that must fire at least once (the run collects coverage: a change that silently
+disables a rule is a regression). A check without `[check.expect]`
 checks every invariant of its model; `kmc gate --update` fills the expectations in.
 """
 
@@ -31,7 +33,7 @@ from kmc.tomlfile import TomlFile, type_name
 from kmc.errors import BadInput
 from kmc.model.core import Model
 
-CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect"}
+CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect", "fires"}
 _VIOLATED = re.compile(r"^violated (\d+)$")
 
 
@@ -64,6 +66,7 @@ class Check:
     states: int | None = None
     expect: dict[str, Expected] = field(default_factory=dict)
     base: Path | None = None  # where a model file's relative path starts: the baseline's folder
+    fires: list[str] = field(default_factory=list)  # action families that must fire
 
 
 @dataclass
@@ -122,15 +125,30 @@ def _check(f: TomlFile, k: int, entry: Any) -> Check:
     settings = _settings(f, (*where, "settings"), cls, _typed(f, where, entry, "settings", dict) or {})
     expect = _expect(f, (*where, "expect"), _typed(f, where, entry, "expect", dict) or {})
     try:
-        _, invariants = registry.build(model, base, **settings)
+        built, invariants = registry.build(model, base, **settings)
     except BadInput as e:
         raise f.error(str(e), (*where, "settings"))
+    fires = _fires(f, where, entry, model, built.instances())
     names = {i.name for i in invariants}
     for name in expect:
         if name not in names:
             raise f.error(f"unknown invariant {name!r} for model {model}; allowed: {', '.join(sorted(names))}",
                           (*where, "expect"), name)
-    return Check(model, settings, engine, symmetry, states, expect, base)
+    return Check(model, settings, engine, symmetry, states, expect, base, fires)
+
+
+def _fires(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], model: str, instances: list[Any]) -> list[str]:
+    raw = entry.get("fires", [])
+    if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+        raise f.error("key 'fires' must be a list of action names", where, "fires")
+    families = list(dict.fromkeys(inst.action.name for inst in instances))
+    for name in raw:
+        if name not in families:
+            raise f.error(f"unknown action {name!r} in 'fires' for model {model}; allowed: {', '.join(families)}",
+                          where, "fires")
+    if "engine" in entry and entry["engine"] != "vector" and raw:
+        raise f.error("'fires' needs coverage, which the vector engine collects: drop 'engine'", where, "fires")
+    return list(raw)
 
 
 def _typed(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], key: str, kind: type) -> Any:
@@ -183,7 +201,8 @@ def updated(check: Check, result: CheckResult) -> Check:
             expect[name] = seen
     states = result.distinct_states if result.complete or check.states is not None else None
     # every option written out: the baseline pins the configuration even if a default changes
-    return Check(check.model, dict(result.settings), check.engine, check.symmetry, states, expect, check.base)
+    return Check(check.model, dict(result.settings), check.engine, check.symmetry, states, expect, check.base,
+                 check.fires)
 
 
 def dumps(baseline: Baseline) -> str:
@@ -199,6 +218,8 @@ def dumps(baseline: Baseline) -> str:
             out.append("symmetry = true")
         if c.states is not None:
             out.append(f"states = {c.states}")
+        if c.fires:
+            out.append("fires = [" + ", ".join(_q(x) for x in c.fires) + "]")
         out.append("[check.settings]")
         for key, value in c.settings.items():
             out.append(f"{key} = {_value(value)}")

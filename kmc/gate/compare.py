@@ -44,7 +44,7 @@ def run_check(check: Check, engine: str | None = None, progress: ProgressHook | 
     chosen = registry.select(invariants, list(check.expect) or None)
     started = time.perf_counter()
     result = kmc_check(model, chosen, engine=engine or check.engine, progress=progress,
-                       limits=Limits(keep_going=True, symmetry=check.symmetry))
+                       limits=Limits(keep_going=True, symmetry=check.symmetry, coverage=bool(check.fires)))
     seconds = time.perf_counter() - started
     regressions, stale = compare(check, result)
     return Outcome(check, model, chosen, result, seconds, regressions, stale)
@@ -64,6 +64,10 @@ def compare(check: Check, result: CheckResult) -> tuple[list[str], list[str]]:
             regressions.append(f"{name}: expected to hold, VIOLATED ({verdict.trace.length} steps)")
         elif seen is None or seen != want:
             stale.append(f"{name}: expected {want.text()}, now {shown}")
+    actions = (result.coverage or {}).get("actions", {})
+    for name in check.fires:
+        if actions.get(name, {}).get("fired", 0) == 0:
+            regressions.append(f"action {name}: the baseline requires it to fire, it never fired")
     if check.states is not None and result.distinct_states != check.states:
         stale.append(f"distinct states: expected {check.states:,}, now {result.distinct_states:,}")
     if not result.complete and result.stopped_by != "violation":

@@ -27,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kmc.engines.coverage import Coverage
 from kmc.engines.vector.keyset import Visited, first_occurrences
 from kmc.engines.vector.levelstep import Block, LevelStep
 from kmc.engines.result import CheckResult, Progress
@@ -82,6 +83,7 @@ class Search:
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
         self.generated = 0
         self.stopped_by: str | None = None
+        self.coverage = Coverage(model) if limits.coverage else None
 
     # -- the search ----------------------------------------------------------------------
 
@@ -130,16 +132,22 @@ class Search:
         stored = self.visited.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
         distinct = len(self.visited)
         links = self._traces()
-        return finish(self.model, "vector", self.started, self.violations, links.get,
-                      distinct=distinct, generated=self.generated, depth=depth, stopped_by=self.stopped_by,
-                      symmetry=self.step.symmetry is not None,
-                      bytes_per_state=stored / distinct if distinct else None)
+        result = finish(self.model, "vector", self.started, self.violations, links.get,
+                        distinct=distinct, generated=self.generated, depth=depth, stopped_by=self.stopped_by,
+                        symmetry=self.step.symmetry is not None,
+                        bytes_per_state=stored / distinct if distinct else None)
+        if self.coverage is not None:
+            result.coverage = self.coverage.to_json()
+        return result
 
     def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
         """The next level: every enabled instance on every state of `level`, a chunk at a time."""
         nxt = NextLevel(self)
         for start in range(0, level.shape[1], CHUNK):
             candidates = self.step.expand(self.step.unpack(level[:, start:start + CHUNK]))
+            if candidates is not None and self.coverage is not None:
+                self.coverage.enabled += candidates.enabled
+                self.coverage.fired += candidates.enabled  # breadth-first search takes every enabled step
             if candidates is not None:
                 self._accept(candidates.canonical, candidates.rank, candidates.build, depth, nxt, start)
             if self.stopped_by is not None:
@@ -171,6 +179,10 @@ class Search:
         else:  # the scalar engine stops right after the last state kept
             self.generated += int(np.count_nonzero(rank <= level_rank[cut - 1]))
         count = self.step.count
+        if self.coverage is not None:
+            self.coverage.reached(block.cols[:, :cut])
+            if depth > 0:
+                self.coverage.credit(level_rank[:cut] % count)
         if depth == 0:
             self.initial = [tuple(int(v) for v in row) for row in block.rows[:cut]]
         else:

@@ -60,6 +60,7 @@ class Candidates:
     canonical: np.ndarray
     rank: np.ndarray
     build: Callable[[np.ndarray], Block]
+    enabled: np.ndarray  # per instance: the states of the block where it is enabled
 
 
 @dataclass
@@ -137,10 +138,12 @@ class LevelStep:
         enabled anywhere."""
         view = self.schema.view(list(block.cols))
         found: list[_Successors] = []
+        enabled = np.zeros(self.count, dtype=np.int64)
         for inst in self.instances:
             parents = _enabled(inst.action.guard(view, self.X, *inst.args), block.size)
             if parents.size:
                 found.append(self._successors(inst, block, parents))
+                enabled[inst.id] = parents.size
         if not found:
             return None
         count = self.count
@@ -163,7 +166,7 @@ class LevelStep:
                     keys[where] = np.take(s.keys, local, axis=0)
             return Block(transpose(rows), rows, keys)
 
-        return Candidates(canonical, rank, build)
+        return Candidates(canonical, rank, build, enabled)
 
     def _successors(self, inst: Instance, block: Block, parents: np.ndarray) -> _Successors:
         k = parents.size
