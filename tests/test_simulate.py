@@ -98,3 +98,24 @@ def test_cli(run_kmc) -> None:
 def test_bad_weights_exit_2_in_one_line(run_kmc, argv: list[str], message: str) -> None:
     rc, out, err = run_kmc("simulate", "replication", "--walks", "10", *argv)
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_spark_spreads_the_walkers_over_partitions(spark_session) -> None:
+    """Each partition walks its share with its own seed; the driver's count of distinct states
+    is the union of theirs, computed again here by running each share in this process."""
+    from kmc.engines.spark.engine import SparkOptions
+    from kmc.engines.spark.simulation import shares, simulate as spark_simulate
+
+    model, invariants = build("replication", mode="kip320")
+    plan = Walks(walkers=400, depth=30, seed=5, walks=2000)
+    runs = [spark_simulate(model, invariants, plan, SparkOptions(partitions=2)) for _ in range(2)]
+    assert runs[0].distinct_states == runs[1].distinct_states
+    assert runs[0].engine_stats["partitions"] == 2 and runs[0].engine_stats["walks"] >= 2000
+    union: set[int] = set()
+    steps = 0
+    for share in shares(plan, 2):
+        swarm = Swarm(model, invariants, share, None)
+        swarm.walk()
+        union |= set(swarm.seen.sort_key.tolist())
+        steps += swarm.walker_steps
+    assert runs[0].distinct_states == len(union) and runs[0].generated_states == steps

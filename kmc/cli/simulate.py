@@ -15,6 +15,8 @@ from kmc.engines.coverage import render as render_coverage
 from kmc.engines.result import CheckResult
 from kmc.engines.run import check_contract
 from kmc.engines.simulation import Walks, simulate as run_walks
+from kmc.cli.spark_options import spark_options, take
+from kmc.engines.spark.simulation import simulate as spark_simulate
 from kmc.errors import BadInput
 from kmc.model.core import Option
 from kmc.traces import itf, text
@@ -62,6 +64,10 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="walk on after a violation: every invariant gets its own trace"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
+            click.option("--engine", type=click.Choice(["vector", "spark"]), default="vector", show_default=True,
+                         help="vector: in this process; spark: the walkers spread over Spark partitions, each "
+                              "with a seed derived from --seed"),
+            *spark_options()[:3],
             click.option("--coverage", is_flag=True,
                          help="per action family: enabled, fired, new states; per field: the values reached"),
             click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
@@ -75,14 +81,19 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
 
 def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int | None, time_limit: float | None,
                  weights: tuple[str, ...], invariant_names: tuple[str, ...], keep_going: bool,
-                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, **settings: Any) -> int:
+                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str,
+                 **settings: Any) -> int:
+    spark = take(engine, settings, one_run=False)
     model, invariants = registry.build(name, **settings)
     checked = registry.select(invariants, list(invariant_names) or None)
     if walks is None and time_limit is None:
         time_limit = DEFAULT_SECONDS
     plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going, coverage)
     check_contract(model, checked)
-    result = run_walks(model, checked, plan, progress=None if quiet else _progress(model.name))
+    if spark is not None:
+        result = spark_simulate(model, checked, plan, spark)
+    else:
+        result = run_walks(model, checked, plan, progress=None if quiet else _progress(model.name))
     for inv in checked:
         trace = result.invariants[inv.name].trace
         if trace is not None:
@@ -120,7 +131,9 @@ def summary(result: CheckResult) -> str:
         "time-limit": "Stopped by --time-limit.",
         "walks": "Stopped after --walks walks.",
     }.get(result.stopped_by or "", "")
-    return (f"simulate: {st['walkers']:,} walkers, seed {st['seed']}, up to {st['depth']} steps a walk: "
+    where = (f" on Spark ({st['master']}, {st['partitions']} partitions, each with its own seed)"
+             if "partitions" in st else "")
+    return (f"simulate{where}: {st['walkers']:,} walkers, seed {st['seed']}, up to {st['depth']} steps a walk: "
             f"{st['walker_steps']:,} steps in {result.seconds:.2f} s ({st['steps_per_second']:,} steps/s), "
             f"{st['walks']:,} walks ended, deepest {st['deepest_walk']} steps, "
             f"{result.distinct_states:,} distinct states seen, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n"

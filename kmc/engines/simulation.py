@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -35,6 +35,23 @@ from kmc.model.core import Invariant, Model, State
 SHORTEN_STATES = 2_000_000  # the bounded search that shortens a trace gives up beyond this many states
 SHORTEN_SECONDS = 60.0
 _FLUSH = 1 << 20  # keys of new states buffered before they are merged into the seen set
+
+
+@dataclass
+class Outcome:
+    """A finished swarm's findings as plain data: the keys of the states it saw, its first
+    violations with their walks, its figures and its coverage counts."""
+
+    sort_key: np.ndarray
+    extras: list[np.ndarray]
+    first: dict[int, State]
+    counts: dict[int, int]
+    paths: dict[State, tuple[State, list[int]]]
+    walker_steps: int
+    walks: int
+    deepest: int
+    stopped_by: str | None
+    coverage: tuple[np.ndarray, ...] | None
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,11 @@ class Swarm:
     # -- the walks ---------------------------------------------------------------------------
 
     def run(self) -> CheckResult:
+        self.walk()
+        return self.result()
+
+    def walk(self) -> None:
+        """Run the walks until they end (a violation, --walks, --time-limit)."""
         initial = np.array(self.model.initial_states(), dtype=np.int64)
         if not len(initial):
             raise BadInput(f"model {self.model.name} has no initial state")
@@ -127,7 +149,7 @@ class Swarm:
             if self.progress is not None and rounds % 16 == 0:
                 self.progress(Progress(rounds, len(self.seen) + sum(b.shape[1] for b in self.buffer),
                                        self.walker_steps, n, time.perf_counter() - self.started))
-        return self._result()
+        self._flush()
 
     def _round(self, cols: np.ndarray, path: np.ndarray, length: np.ndarray) -> np.ndarray:
         """One step of every walker that has an enabled instance; the walkers that moved."""
@@ -227,10 +249,43 @@ class Swarm:
 
     # -- the result --------------------------------------------------------------------------
 
-    def _result(self) -> CheckResult:
-        self._flush()
+    def outcome(self) -> Outcome:
+        """What a finished swarm found, as plain data (a Spark task sends it to the driver)."""
+        cov = self.coverage
+        return Outcome(self.seen.sort_key.copy(), [e.copy() for e in self.seen.extras], dict(self.violations.first),
+                       dict(self.violations.counts), dict(self.paths), self.walker_steps, self.walks_done,
+                       self.deepest, self.stopped_by,
+                       None if cov is None else (cov.enabled, cov.fired, cov.new_states, cov.lo, cov.hi))
+
+    def merge(self, outcomes: Sequence[Outcome]) -> None:
+        """Take in the outcomes of swarms run elsewhere (in order: the first one's violations
+        come first), as if this swarm had walked them all."""
+        for o in outcomes:
+            self.buffer.append(self.step.fmt.join(o.sort_key, o.extras))
+            self.buffer_iids.append(np.full(len(o.sort_key), self.step.count))
+            self._flush()
+            for k, state in o.first.items():
+                if k not in self.violations.first:
+                    self.violations.first[k] = state
+                    self.paths[state] = o.paths[state]
+            for k, c in o.counts.items():
+                self.violations.counts[k] += c
+            self.walker_steps += o.walker_steps
+            self.walks_done += o.walks
+            self.deepest = max(self.deepest, o.deepest)
+            if o.stopped_by == "violation" or self.stopped_by is None:
+                self.stopped_by = o.stopped_by
+            if self.coverage is not None and o.coverage is not None:
+                enabled, fired, new, lo, hi = o.coverage
+                self.coverage.enabled += enabled
+                self.coverage.fired += fired
+                self.coverage.new_states += new
+                np.minimum(self.coverage.lo, lo, out=self.coverage.lo)
+                np.maximum(self.coverage.hi, hi, out=self.coverage.hi)
+
+    def result(self, engine: str = "simulate", extra: Mapping[str, Any] | None = None) -> CheckResult:
         links = vector.replay_paths(self.model, self.paths, "simulation")
-        result = finish(self.model, "simulate", self.started, self.violations, links.get,
+        result = finish(self.model, engine, self.started, self.violations, links.get,
                         distinct=len(self.seen), generated=self.walker_steps, depth=self.deepest + 1,
                         stopped_by=self.stopped_by or "walks")
         seconds = time.perf_counter() - self.started
@@ -244,7 +299,7 @@ class Swarm:
             "walkers": self.walks.walkers, "depth": self.walks.depth, "seed": self.walks.seed,
             "walker_steps": self.walker_steps, "walks": self.walks_done,
             "steps_per_second": round(self.walker_steps / seconds) if seconds > 0 else None,
-            "deepest_walk": self.deepest, "traces": traces,
+            "deepest_walk": self.deepest, "traces": traces, **(extra or {}),
         }
         return result
 
