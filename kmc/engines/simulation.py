@@ -156,20 +156,23 @@ class Swarm:
         step, n = self.step, cols.shape[1]
         view = step.schema.view(list(cols))
         enabled = np.empty((step.count, n), dtype=bool)
+        total = np.zeros(n, dtype=self.count_dtype if self.uniform else np.float64)
         for i, inst in enumerate(step.instances):
             enabled[i] = inst.action.guard(view, step.X, *inst.args)
-        if self.uniform:  # the k-th enabled instance, k uniform: counts fit in a byte or two
-            running = np.cumsum(enabled, axis=0, dtype=self.count_dtype)
-            pick = (self.rng.random(n) * running[-1]).astype(self.count_dtype)
-        else:
-            running = np.cumsum(enabled * self.weight[:, None], axis=0)
-            pick = self.rng.random(n) * running[-1]
-        moved = np.flatnonzero(running[-1] > 0)
-        choice = (running <= pick[None, :]).sum(axis=0, dtype=self.count_dtype)[moved]  # first past pick
-        order = np.argsort(choice, kind="stable")  # a radix sort: choices are small ints
-        bounds = np.searchsorted(choice[order], np.arange(step.count + 1))
-        for i in np.flatnonzero(np.diff(bounds)).tolist():
-            who = moved[order[bounds[i]:bounds[i + 1]]]
+            total += enabled[i] if self.uniform else enabled[i] * self.weight[i]
+        pick = self.rng.random(n) * total
+        if self.uniform:  # the k-th enabled instance, k uniform
+            pick = pick.astype(self.count_dtype)
+        # the first instance whose running total passes pick: the number of those that do not
+        running = np.zeros_like(total)
+        choice = np.zeros(n, dtype=self.count_dtype)
+        for i in range(step.count):
+            running += enabled[i] if self.uniform else enabled[i] * self.weight[i]
+            choice += running <= pick
+        moved = np.flatnonzero(total > 0)
+        choice = choice[moved]
+        for i in np.unique(choice).tolist():
+            who = moved[choice == i]
             inst = step.instances[i]
             sub = cols[:, who]
             effect = inst.action.effect(step.schema.view(list(sub)), step.X, *inst.args)
