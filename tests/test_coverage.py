@@ -82,3 +82,10 @@ def test_gate_requires_named_actions_to_fire(run_kmc, tmp_path: Path) -> None:
     assert rc == 12 and "action reset: the baseline requires it to fire, it never fired" in out + err
     rc, out, err = run_kmc("gate", str(_baseline(tmp_path, '["jump"]')))
     assert rc == 2 and "unknown action 'jump' in 'fires'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_simulation_coverage_counts_the_initial_states_values() -> None:
+    model, invariants = build("replication", mode="kip320")
+    result = simulate(model, [], Walks(walkers=10, depth=1, seed=0, walks=10, coverage=True))
+    assert result.coverage is not None
+    assert result.coverage["fields"]["next_leader_epoch"]["reached"][0] == 0  # the initial state's

@@ -130,6 +130,8 @@ class Swarm:
         length = np.zeros(n, dtype=np.int64)
         self._see(cols, np.full(n, self.step.count))
         every = np.arange(len(initial))
+        if self.coverage is not None:
+            self.coverage.reached(initial.T)
         self._check(np.ascontiguousarray(initial.T.astype(self.step.dtype)), every, initial, every,
                     path, np.zeros(len(initial), dtype=np.int64))
         rounds = 0
