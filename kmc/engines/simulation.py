@@ -158,15 +158,15 @@ class Swarm:
         step, n = self.step, cols.shape[1]
         view = step.schema.view(list(cols))
         enabled = np.empty((step.count, n), dtype=bool)
-        total = np.zeros(n, dtype=self.count_dtype if self.uniform else np.float64)
+        total: Any = np.zeros(n, dtype=self.count_dtype if self.uniform else np.float64)
         for i, inst in enumerate(step.instances):
             enabled[i] = inst.action.guard(view, step.X, *inst.args)
             total += enabled[i] if self.uniform else enabled[i] * self.weight[i]
-        pick = self.rng.random(n) * total
+        pick: Any = self.rng.random(n) * total
         if self.uniform:  # the k-th enabled instance, k uniform
             pick = pick.astype(self.count_dtype)
         # the first instance whose running total passes pick: the number of those that do not
-        running = np.zeros_like(total)
+        running: Any = np.zeros_like(total)
         choice = np.zeros(n, dtype=self.count_dtype)
         for i in range(step.count):
             running += enabled[i] if self.uniform else enabled[i] * self.weight[i]
