@@ -167,7 +167,7 @@ class Swarm:
             pick = pick.astype(self.count_dtype)
         # the first instance whose running total passes pick: the number of those that do not
         running: Any = np.zeros_like(total)
-        choice = np.zeros(n, dtype=self.count_dtype)
+        choice: Any = np.zeros(n, dtype=self.count_dtype)
         for i in range(step.count):
             running += enabled[i] if self.uniform else enabled[i] * self.weight[i]
             choice += running <= pick
