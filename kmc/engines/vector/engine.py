@@ -144,18 +144,19 @@ class Search:
         """The next level: every enabled instance on every state of `level`, a chunk at a time."""
         nxt = NextLevel(self)
         for start in range(0, level.shape[1], CHUNK):
-            candidates = self.step.expand(self.step.unpack(level[:, start:start + CHUNK]))
+            candidates = self.step.expand(self.step.unpack(level[:, start:start + CHUNK]), drop_stutter=True)
             if candidates is not None and self.coverage is not None:
                 self.coverage.enabled += candidates.enabled
                 self.coverage.fired += candidates.enabled  # breadth-first search takes every enabled step
             if candidates is not None:
-                self._accept(candidates.canonical, candidates.rank, candidates.build, depth, nxt, start)
+                self._accept(candidates.canonical, candidates.rank, candidates.build, depth, nxt, start,
+                             candidates.stutter)
             if self.stopped_by is not None:
                 break
         return self._close(nxt, depth)
 
     def _accept(self, canonical: np.ndarray, rank: np.ndarray, build: Any, depth: int,
-                nxt: NextLevel, start: int) -> NextLevel:
+                nxt: NextLevel, start: int, stutter: np.ndarray | None = None) -> NextLevel:
         """From the candidate successors of a chunk of a level starting at `start` (canonical
         keys, and rank: their order in the scalar engine), keep each key's first occurrence,
         drop the visited ones and those an earlier chunk found, check invariants, apply the
@@ -167,17 +168,21 @@ class Search:
         new = np.flatnonzero(~(known | earlier))
         order = new[argsort_unique(first[new])]  # the new keys, in the scalar engine's order
         level_rank = first[order]
+        stutters = 0 if stutter is None else len(stutter)  # steps to the parent itself: generated, never new
         if not len(order):
-            self.generated += len(rank)
+            self.generated += len(rank) + stutters
             return nxt
         block: Block = build(level_rank)
         cut = self._limit(block, depth, len(nxt))
         kept = np.sort(order[:cut])
         nxt.keys.merge(s[kept], [x[kept] for x in e], pos[kept])
         if self.stopped_by is None:
-            self.generated += len(rank)
+            self.generated += len(rank) + stutters
         else:  # the scalar engine stops right after the last state kept
-            self.generated += int(np.count_nonzero(rank <= level_rank[cut - 1]))
+            last = level_rank[cut - 1]
+            self.generated += int(np.count_nonzero(rank <= last))
+            if stutter is not None:
+                self.generated += int(np.count_nonzero(stutter <= last))
         count = self.step.count
         if self.coverage is not None:
             self.coverage.reached(block.cols[:, :cut])

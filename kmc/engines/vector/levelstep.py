@@ -61,6 +61,7 @@ class Candidates:
     rank: np.ndarray
     build: Callable[[np.ndarray], Block]
     enabled: np.ndarray  # per instance: the states of the block where it is enabled
+    stutter: np.ndarray  # with drop_stutter: the ranks of the successors equal to their parent, left out
 
 
 @dataclass
@@ -73,6 +74,7 @@ class _Successors:
     values: np.ndarray  # their new values (u x successors)
     keys: np.ndarray  # keys under every layout (successors x layouts x words)
     canonical: np.ndarray  # the smallest of those (words x successors)
+    stutter: np.ndarray  # enabled parents whose successor is themselves (left out with drop_stutter)
 
 
 class LevelStep:
@@ -133,22 +135,25 @@ class LevelStep:
 
     # -- the step ------------------------------------------------------------------------------
 
-    def expand(self, block: Block) -> Candidates | None:
+    def expand(self, block: Block, drop_stutter: bool = False) -> Candidates | None:
         """The candidate successors of every state of `block`, or None when no instance is
-        enabled anywhere."""
+        enabled anywhere. With `drop_stutter`, a successor equal to its parent (a step that
+        changes nothing, such as receiving a message again) is left out of the candidates, since
+        its parent is already visited; its rank is kept in `stutter`, for the generated count."""
         view = self.schema.view(list(block.cols))
         found: list[_Successors] = []
         enabled = np.zeros(self.count, dtype=np.int64)
         for inst in self.instances:
             parents = _enabled(inst.action.guard(view, self.X, *inst.args), block.size)
             if parents.size:
-                found.append(self._successors(inst, block, parents))
+                found.append(self._successors(inst, block, parents, drop_stutter))
                 enabled[inst.id] = parents.size
         if not found:
             return None
         count = self.count
         canonical = np.concatenate([s.canonical for s in found], axis=1)
         rank = np.concatenate([s.parents.astype(np.int64) * count + s.iid for s in found])
+        stutter = np.concatenate([s.stutter.astype(np.int64) * count + s.iid for s in found])
 
         def build(order_rank: np.ndarray) -> Block:
             parents = order_rank // count
@@ -166,9 +171,9 @@ class LevelStep:
                     keys[where] = np.take(s.keys, local, axis=0)
             return Block(transpose(rows), rows, keys)
 
-        return Candidates(canonical, rank, build, enabled)
+        return Candidates(canonical, rank, build, enabled, stutter)
 
-    def _successors(self, inst: Instance, block: Block, parents: np.ndarray) -> _Successors:
+    def _successors(self, inst: Instance, block: Block, parents: np.ndarray, drop_stutter: bool) -> _Successors:
         k = parents.size
         sub = np.take(block.rows, parents, axis=0).T  # strided columns: cheaper than a transposing copy
         effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
@@ -185,8 +190,15 @@ class LevelStep:
             if bad.any():
                 r = int(np.flatnonzero(bad.any(axis=1))[0])
                 self._check_values(inst, int(positions[r]), values[r])
-        keys = self._child_keys(block.keys, parents, positions, sub[positions], values)
-        return _Successors(inst.id, parents, positions, values, keys, lexmin(keys))
+        old = sub[positions]
+        stutter = parents[:0]
+        if drop_stutter:
+            moves = (values != old).any(axis=0)
+            if not moves.all():
+                stutter, parents = parents[~moves], parents[moves]
+                values, old = values[:, moves], old[:, moves]
+        keys = self._child_keys(block.keys, parents, positions, old, values)
+        return _Successors(inst.id, parents, positions, values, keys, lexmin(keys), stutter)
 
     def _child_keys(self, parent_keys: np.ndarray, parents: np.ndarray, positions: np.ndarray,
                     old: np.ndarray, new: np.ndarray) -> np.ndarray:
