@@ -1,6 +1,6 @@
 """kmc's imports run one way (docs/architecture.md): cli -> kmc (the public surface) -> gate/bench -> registry -> engines ->
 traces -> semantics -> invariants -> model -> errors. Inside engines: run -> spark, symbolic ->
-explicit -> vector -> result/search. A model never imports an engine, traces never import an
+explicit/simulation -> vector -> result/search/coverage. A model never imports an engine, traces never import an
 engine, no engine imports the model catalogue, nothing imports the CLI, and there is no cycle.
 
 The graph is read from the sources with `ast` (every import, those inside functions too)."""
@@ -24,9 +24,11 @@ LAYERS: dict[str, int] = {
     "kmc.engines.spark": 63,
     "kmc.engines.symbolic": 63,
     "kmc.engines.explicit": 62,
+    "kmc.engines.simulation": 62,
     "kmc.engines.vector": 61,
     "kmc.engines.result": 60,
     "kmc.engines.search": 60,
+    "kmc.engines.coverage": 60,
     "kmc.traces": 50,
     "kmc.semantics": 40,
     "kmc.invariants": 30,
