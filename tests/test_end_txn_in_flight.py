@@ -109,7 +109,7 @@ def test_kip98_outcome_is_a_shortest_trace(invariant: str) -> None:
         verdict = result.invariants[invariant]
         assert verdict.holds is False and verdict.trace is not None
         replay(verdict.trace, inv)
-        steps.append([s.instance.label for s in verdict.trace.steps[1:]])
+        steps.append([s.instance.label for s in verdict.trace.steps[1:] if s.instance is not None])
     assert steps[0] == steps[1] == TRACES[invariant]
     assert len(TRACES[invariant]) == KIP98_VIOLATED[invariant]
     sm = ScalarModel(model)
