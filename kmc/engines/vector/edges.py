@@ -1,0 +1,76 @@
+"""The vector engine's state graph, for liveness: every state numbered in breadth-first order
+(the order the engine found them) and every step between them as arrays (src, dst, instance).
+
+The engine keeps each level's packed words when properties are checked; after the search,
+the levels are expanded again a chunk at a time by the same level step, and each successor's
+key is looked up among all states' keys, sorted once. Nothing is deduplicated and no key is
+stored per edge: an edge costs two int64 and an instance id.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kmc.engines.liveness.graph import Graph
+from kmc.engines.vector.keyset import first_occurrences
+from kmc.engines.vector.levelstep import LevelStep
+from kmc.model.core import State
+from kmc.model.temporal import Property
+
+CHUNK = 1 << 16
+
+
+class StateGraph:
+    """Every state's packed words (words x states, in id order) and the graph between them."""
+
+    def __init__(self, step: LevelStep, words: np.ndarray, initial: int):
+        self.step = step
+        self.words = words
+        n = words.shape[1]
+        fmt = step.fmt
+        sort_key, extras = fmt.split(words)
+        self.sort_key, self.extras, self.id_at = first_occurrences(sort_key, extras, np.arange(n, dtype=np.int64))
+        srcs, dsts, iids = [], [], []
+        for start in range(0, n, CHUNK):
+            found = step.expand(step.unpack(words[:, start:start + CHUNK]), drop_stutter=True)
+            if found is None:
+                continue
+            srcs.append(found.rank // step.count + start)
+            dsts.append(self.ids(found.canonical))
+            iids.append((found.rank % step.count).astype(step.iid_dtype))
+        cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
+        self.graph = Graph.of(n, np.arange(initial), cat(srcs, np.int64), cat(dsts, np.int64),
+                              cat(iids, step.iid_dtype))
+
+    def ids(self, keys: np.ndarray) -> np.ndarray:
+        """The number of each state given by its key (words x states): every one is known."""
+        sort_key, extras = self.step.fmt.split(keys)
+        pos = np.searchsorted(self.sort_key, sort_key)
+        at = np.minimum(pos, len(self.sort_key) - 1)
+        same = self.sort_key[at] == sort_key
+        for mine, theirs in zip(self.extras, extras):
+            same &= mine[at] == theirs
+        for k in np.flatnonzero(~same).tolist():  # another key shares this sort key: look further
+            j = int(pos[k])
+            while not all(mine[j] == theirs[k] for mine, theirs in zip(self.extras, extras)):
+                j += 1
+                if j >= len(self.sort_key) or self.sort_key[j] != sort_key[k]:
+                    raise AssertionError("a successor's key is not among the explored states")
+            at[k] = j
+        return self.id_at[at]
+
+    def evaluate(self, prop: Property) -> tuple[np.ndarray, np.ndarray | None]:
+        """P (and Q) on every state, by the vector interpretation, a chunk at a time."""
+        n = self.words.shape[1]
+        p = np.zeros(n, dtype=bool)
+        q = np.zeros(n, dtype=bool) if prop.form == "leads_to" else None
+        for start in range(0, n, CHUNK):
+            block = self.step.unpack(self.words[:, start:start + CHUNK])
+            a, b = prop.parts(self.step.schema.view(list(block.cols)), self.step.X)
+            p[start:start + block.size] = np.broadcast_to(np.asarray(a) != 0, block.size)
+            if q is not None:
+                q[start:start + block.size] = np.broadcast_to(np.asarray(b) != 0, block.size)
+        return p, q
+
+    def state(self, i: int) -> State:
+        return tuple(int(v) for v in self.step.unpack(self.words[:, i:i + 1]).rows[0])
