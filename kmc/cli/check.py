@@ -172,7 +172,7 @@ def show_properties(result: Any, props: list[Property]) -> None:
         trace = result.properties[p.name].trace
         if trace is not None:
             click.echo("")
-            click.echo(text.render(trace, p.doc, notes=[str(f) for f in lasso.facts(trace, p)]))
+            click.echo(text.render(trace, p.doc, notes=lasso.notes(lasso.facts(trace, p))))
 
 
 def _bmc_levels(engine: str, depth: int | None, max_depth: int | None, max_states: int | None, symmetry: bool) -> int | None:

@@ -34,7 +34,7 @@ class Fact:
             "in every state" if len(self.enabled) == self.cycle_states
             else "at steps " + ", ".join(map(str, self.enabled)))
         took = "taken at steps " + ", ".join(map(str, self.taken)) if self.taken else "never taken"
-        return f"{self.label}: enabled {where} of the cycle, {took}" + ("" if self.met else " (UNFAIR)")
+        return f"{self.label}: enabled {where} on the cycle, {took}" + ("" if self.met else " (UNFAIR)")
 
 
 def cycle_indices(trace: Trace) -> list[int]:
@@ -86,3 +86,14 @@ def check(trace: Trace, prop: Property) -> None:
             p[i] and not any(q[i:]) for i in range(len(p)))
     if not bad:
         raise ReplayError(f"{prop.name}: the lasso satisfies {prop.formula}")
+
+
+def notes(found: list[Fact]) -> list[str]:
+    """The fairness facts to print: each condition enabled or taken on the cycle, then how many
+    are enabled nowhere on it (those constrain nothing)."""
+    shown = [str(f) for f in found if f.enabled or f.taken]
+    idle = len(found) - len(shown)
+    if idle:
+        other = "other " if shown else "fairness "
+        shown.append(f"{idle} {other}condition{'s' if idle > 1 else ''}: enabled nowhere on the cycle")
+    return shown or ["no fairness conditions"]
