@@ -30,14 +30,14 @@ def conditions(model: Model, prop: Property) -> list[tuple[str, bool, list[int]]
     return out
 
 
-def check(model: Model, properties: Sequence[Property], graph: Graph, evaluate: Evaluate,
-          state_of: Callable[[int], State], complete: bool) -> tuple[dict[str, Verdict], dict[str, float]]:
+def check(model: Model, properties: Sequence[Property], graph: Graph | None, evaluate: Evaluate | None,
+          state_of: Callable[[int], State] | None, complete: bool) -> tuple[dict[str, Verdict], dict[str, float]]:
     """A verdict per property (None when the exploration was not complete: a cycle may lie
     beyond it), and figures: seconds and peak memory of the step."""
     started = time.perf_counter()
     verdicts: dict[str, Verdict] = {}
     for prop in properties:
-        if not complete:
+        if not complete or graph is None or evaluate is None or state_of is None:
             verdicts[prop.name] = Verdict(None)
             continue
         conds = Conditions.of(graph, conditions(model, prop), len(model.instances()))
@@ -45,8 +45,8 @@ def check(model: Model, properties: Sequence[Property], graph: Graph, evaluate: 
         lasso = find(graph, prop.form, p, q, conds)
         verdicts[prop.name] = Verdict(True) if lasso is None else Verdict(False, trace(model, graph, lasso, state_of,
                                                                                          prop.name))
-    figures = {"seconds": round(time.perf_counter() - started, 3), "edges": graph.edges,
-               "graph_bytes": graph.nbytes, "peak_memory_bytes": peak_memory_bytes()}
+    figures = {"seconds": round(time.perf_counter() - started, 3), "edges": 0 if graph is None else graph.edges,
+               "graph_bytes": 0 if graph is None else graph.nbytes, "peak_memory_bytes": peak_memory_bytes()}
     return verdicts, figures
 
 

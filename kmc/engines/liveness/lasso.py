@@ -88,19 +88,41 @@ def cycle(graph: Graph, comp: np.ndarray, c0: int, conds: Conditions, accept: np
         needs.append(("state", comp & accept))
     out: list[int] = []
     here = c0
-    for kind, target in needs:
-        if kind == "state" and target[here]:
-            continue
+    met = [False] * len(needs)
+
+    def mark(state: int, edge: int | None) -> None:
+        for k, (kind, target) in enumerate(needs):
+            if kind == "state" and target[state]:
+                met[k] = True
+            elif kind == "edge" and edge is not None and edge in target_sets[k]:
+                met[k] = True
+
+    target_sets = [set(t.tolist()) if kind == "edge" else set() for kind, t in needs]
+    mark(c0, None)
+    while not all(met):  # the nearest unmet need next, crediting every need met on the way
         dist, parent = bfs(graph, comp, np.array([here]))
-        if kind == "state":
-            reached = np.flatnonzero(target & (dist >= 0))
-            goal = int(reached[np.argmin(dist[reached])])
-            out += path_to(graph, parent, goal)
-            here = goal
-        else:
-            e = target[np.argmin(dist[graph.src[target]])]
-            out += path_to(graph, parent, int(graph.src[e])) + [int(e)]
-            here = int(graph.dst[e])
+        best: tuple[int, int, int] | None = None  # (distance, need, goal state or edge)
+        for k, (kind, target) in enumerate(needs):
+            if met[k]:
+                continue
+            if kind == "state":
+                reached = np.flatnonzero(target & (dist >= 0))
+                goal = int(reached[np.argmin(dist[reached])])
+                cand = (int(dist[goal]), k, goal)
+            else:
+                e = int(target[np.argmin(dist[graph.src[target]])])
+                cand = (int(dist[graph.src[e]]) + 1, k, e)
+            if best is None or cand < best:
+                best = cand
+        assert best is not None
+        _, k, goal = best
+        path = path_to(graph, parent, goal if needs[k][0] == "state" else int(graph.src[goal]))
+        if needs[k][0] == "edge":
+            path.append(goal)
+        for e in path:
+            mark(int(graph.dst[e]), e)
+        out += path
+        here = int(graph.dst[path[-1]]) if path else here
     if out and here != c0:
         back_dist, back_parent = bfs(graph, comp, np.array([here]))
         out += path_to(graph, back_parent, c0)

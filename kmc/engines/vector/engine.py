@@ -151,6 +151,9 @@ class Search:
     def _liveness(self, result: CheckResult) -> None:
         """The properties' verdicts on the explored graph (kmc/engines/liveness/)."""
         started = time.perf_counter()
+        if not result.complete:  # successors beyond the explored states: no graph to decide on
+            result.properties, _ = liveness.check(self.model, self.properties, None, None, None, False)
+            return
         words = (np.concatenate(self.levels, axis=1) if self.levels
                  else np.zeros((self.step.packing.words, 0), dtype=U64))
         states = StateGraph(self.step, words, len(self.initial))
