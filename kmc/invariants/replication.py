@@ -132,7 +132,7 @@ def hw_catches_up(m: Replication, s: StateView, X: Backend) -> Bool:
 @always_eventually("leader-takes-office", fair=SPEC_FAIRNESS)
 def leader_takes_office(m: Replication, s: StateView, X: Backend) -> Bool:
     """again and again, the quorum names no leader or its leader presumes leadership in the
-    quorum's epoch (TLA+: []<>(quorumState.leader = None \/ IsTrueLeader(quorumState.leader)))"""
+    quorum's epoch (TLA+: []<>(quorumState.leader = None \\/ IsTrueLeader(quorumState.leader)))"""
     return X.or_(s.quorum_leader == NONE, X.exists(m.R, lambda r: m.is_true_leader(s, X, r)))
 
 
