@@ -66,7 +66,7 @@ def check(
         raise BadInput(f"--coverage is collected by the vector engine (and kmc simulate), not by the {engine} engine")
     if properties:
         _can_check_properties(model, properties, engine, limits)
-    check_contract(model, [*invariants, *map(as_invariant, properties)])
+    check_contract(model, [*invariants, *(i for p in properties for i in as_invariants(p))])
     extra: dict[str, Any] = {"options": spark} if engine == "spark" else {}
     if properties:
         extra["properties"] = properties
@@ -101,9 +101,13 @@ def _can_check_properties(model: Model, properties: Sequence[Property], engine: 
                 raise ContractError(f"model {model.name}, property {prop.name}: {e}") from e
 
 
-def as_invariant(prop: Property) -> Invariant:
-    """A property's predicates under the contract check, named as a property."""
-    return Invariant(f"property {prop.name}", prop.predicate, prop.doc)
+def as_invariants(prop: Property) -> list[Invariant]:
+    """A property's predicates (P, and Q for leads_to) as invariants named after it, for the
+    contract and differential checks, which run them like any invariant."""
+    if prop.form != "leads_to":
+        return [Invariant(f"property {prop.name}", prop.predicate, prop.doc)]
+    return [Invariant(f"property {prop.name} (P)", lambda s, X: prop.parts(s, X)[0], prop.doc),
+            Invariant(f"property {prop.name} (Q)", lambda s, X: prop.parts(s, X)[1], prop.doc)]
 
 
 def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
