@@ -160,7 +160,8 @@ class Search:
         built = time.perf_counter() - started
         result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
                                                     states.state, result.complete)
-        result.engine_stats["liveness"] = {"graph_seconds": round(built, 3), **figures}
+        result.engine_stats["liveness"] = {"explore_seconds": round(result.seconds, 3),
+                                           "graph_seconds": round(built, 3), **figures}
         result.seconds = time.perf_counter() - self.started
 
     def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
