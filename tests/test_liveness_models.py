@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kmc import registry
@@ -68,3 +70,38 @@ def test_fetch_acked_records_reach_the_isr_unless_truncated_to_the_hw(mode: str,
     result = run("fetch", mode=mode)
     assert result.properties["acked-replicated"].holds is acked
     assert result.properties["leader-elected"].holds is True
+
+
+def test_the_command_line_shows_lasso_and_fairness(run_kmc) -> None:  # type: ignore[no-untyped-def]
+    rc, out, _ = run_kmc("check", "replication", "--mode", "kip320", "--no-invariants", "--quiet",
+                         "--property", "leader-elected", "--property", "leader-takes-office")
+    assert rc == 12
+    assert "leader-elected       VIOLATED (2 steps)" in out and "leader-takes-office  holds" in out
+    assert "Step 3: stuttering for ever (back to step 2)" in out and "Fairness on the cycle:" in out
+    rc, out, _ = run_kmc("check", "replication", "--mode", "kip320", "--quiet", "--no-properties")
+    assert rc == 0 and "leader-elected" not in out
+
+
+def test_property_flags_refuse_what_cannot_be_done(run_kmc) -> None:  # type: ignore[no-untyped-def]
+    rc, _, err = run_kmc("check", "replication", "--property", "no-such", "--quiet")
+    assert rc == 2 and "unknown property 'no-such'; allowed: leader-elected" in err
+    rc, _, err = run_kmc("check", "replication", "--engine", "z3", "--property", "leader-elected", "--quiet")
+    assert rc == 2 and "--engine z3 does not check liveness properties" in err and len(err.strip().splitlines()) == 1
+    rc, _, err = run_kmc("check", "replication", "--property", "leader-elected", "--no-properties", "--quiet")
+    assert rc == 2
+
+
+def test_kmc_list_shows_properties_and_fairness(run_kmc) -> None:  # type: ignore[no-untyped-def]
+    rc, out, _ = run_kmc("list")
+    assert rc == 0
+    assert "properties (liveness, under their fairness):" in out
+    assert "lso-advances" in out and "[]<>P under WF(init_producer_id per producer)" in out
+
+
+def test_a_saved_lasso_replays_and_renders(run_kmc, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    rc, _, _ = run_kmc("check", "replication", "--mode", "kip320", "--no-invariants", "--quiet",
+                       "--property", "hw-catches-up", "--itf-dir", str(tmp_path))
+    saved = tmp_path / "replication-kip320-hw-catches-up.itf.json"
+    assert rc == 12 and json.loads(saved.read_text())["loop"] == 7
+    rc, out, _ = run_kmc("trace", str(saved), "--format", "html")
+    assert rc == 0 and 'class="loop loop-start"' in out and "by a lasso: 7 steps to step 7" in out
