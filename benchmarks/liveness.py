@@ -3,7 +3,8 @@
 Runs `kmc.check` with the vector engine on one configuration with the model's liveness
 properties (no invariants) and prints, from that one run: the exploration's seconds (the
 safety-only search), the seconds to build the edge arrays, the seconds to check the
-properties (fair SCCs, lassos), and for each call of the SCC step
+properties (fair SCCs, lassos), the process's CPU seconds and peak resident memory after it
+(wall-clock seconds on a shared machine depend on the other load; CPU seconds less), and for each call of the SCC step
 (`kmc.engines.liveness.fair.components`) its seconds and its peak of traced allocations
 (numpy and scipy allocate through Python's allocator hooks, so tracemalloc sees them; it is
 started only around that call). Then the same configuration with `--no-properties` in the same
@@ -14,6 +15,7 @@ process, for the ratio.
 
 from __future__ import annotations
 
+import resource
 import sys
 import time
 import tracemalloc
@@ -53,7 +55,10 @@ def main(argv: list[str]) -> None:
     fair.components = timed_components  # type: ignore[assignment]
     model, _ = registry.build(name, **settings)
     props = registry.properties_of(model)
+    cpu = time.process_time()
     result = check(model, [], properties=props)
+    live_cpu = time.process_time() - cpu
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     stats = result.engine_stats["liveness"]
     print(model.title())
     print(f"distinct states {result.distinct_states:,}, edges {stats['edges']:,} "
@@ -62,15 +67,15 @@ def main(argv: list[str]) -> None:
         print(f"  {n}: holds={v.holds}" + ("" if v.trace is None else f", lasso {v.trace.loop} + "
                                               f"{0 if v.trace.stutters else v.trace.length - v.trace.loop}"))
     print(f"exploration {stats['explore_seconds']:.1f} s, edge arrays {stats['graph_seconds']:.1f} s, "
-          f"properties {stats['seconds']:.1f} s, total {result.seconds:.1f} s, "
-          f"peak memory {result.peak_memory_bytes / 2**20:.0f} MiB")
+          f"properties {stats['seconds']:.1f} s, total {result.seconds:.1f} s (wall); "
+          f"CPU {live_cpu:.1f} s; peak resident memory {peak / 2**20:.0f} MiB")
     for states, seconds, peak in CALLS:
         print(f"  SCC step: {states:,} states in the sub-graph, {seconds:.2f} s, peak {peak / 2**20:.0f} MiB traced")
-    started = time.perf_counter()
+    cpu = time.process_time()
     safety = check(model, [])
-    print(f"safety only (--no-properties), same process: {safety.seconds:.1f} s "
-          f"(wall {time.perf_counter() - started:.1f} s); with liveness / without: "
-          f"{result.seconds / safety.seconds:.2f}x")
+    safe_cpu = time.process_time() - cpu
+    print(f"safety only (no properties), same process: {safety.seconds:.1f} s wall, CPU {safe_cpu:.1f} s; "
+          f"with liveness / without: {result.seconds / safety.seconds:.2f}x wall, {live_cpu / safe_cpu:.2f}x CPU")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ stored per edge: an edge costs two int64 and an instance id.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from kmc.engines.liveness.graph import Graph
@@ -23,9 +25,11 @@ CHUNK = 1 << 16
 class StateGraph:
     """Every state's packed words (words x states, in id order) and the graph between them."""
 
-    def __init__(self, step: LevelStep, words: np.ndarray, initial: int):
+    def __init__(self, step: LevelStep, words: np.ndarray, initial: int, properties: Sequence[Property] = ()):
         self.step = step
         self.words = words
+        self.properties = list(properties)
+        self._values: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
         n = words.shape[1]
         fmt = step.fmt
         sort_key, extras = fmt.split(words)
@@ -60,17 +64,28 @@ class StateGraph:
         return self.id_at[at]
 
     def evaluate(self, prop: Property) -> tuple[np.ndarray, np.ndarray | None]:
-        """P (and Q) on every state, by the vector interpretation, a chunk at a time."""
+        """P (and Q) on every state, by the vector interpretation: the first call evaluates
+        every property given at construction, unpacking each chunk once (columns only)."""
+        if prop.name not in self._values:
+            self._evaluate_all([prop, *(p for p in self.properties if p.name not in self._values)])
+        return self._values[prop.name]
+
+    def _evaluate_all(self, props: list[Property]) -> None:
         n = self.words.shape[1]
-        p = np.zeros(n, dtype=bool)
-        q = np.zeros(n, dtype=bool) if prop.form == "leads_to" else None
+        out = {p.name: (np.zeros(n, dtype=bool), np.zeros(n, dtype=bool) if p.form == "leads_to" else None)
+               for p in props}
+        step = self.step
         for start in range(0, n, CHUNK):
-            block = self.step.unpack(self.words[:, start:start + CHUNK])
-            a, b = prop.parts(self.step.schema.view(list(block.cols)), self.step.X)
-            p[start:start + block.size] = np.broadcast_to(np.asarray(a) != 0, block.size)
-            if q is not None:
-                q[start:start + block.size] = np.broadcast_to(np.asarray(b) != 0, block.size)
-        return p, q
+            cols = step.packing.unpack_columns(self.words[:, start:start + CHUNK], step.dtype)
+            size = cols.shape[1]
+            view = step.schema.view(list(cols))
+            for prop in props:
+                a, b = prop.parts(view, step.X)
+                p, q = out[prop.name]
+                p[start:start + size] = np.broadcast_to(np.asarray(a) != 0, size)
+                if q is not None:
+                    q[start:start + size] = np.broadcast_to(np.asarray(b) != 0, size)
+        self._values.update(out)
 
     def state(self, i: int) -> State:
         return tuple(int(v) for v in self.step.unpack(self.words[:, i:i + 1]).rows[0])

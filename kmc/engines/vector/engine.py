@@ -156,7 +156,7 @@ class Search:
             return
         words = (np.concatenate(self.levels, axis=1) if self.levels
                  else np.zeros((self.step.packing.words, 0), dtype=U64))
-        states = StateGraph(self.step, words, len(self.initial))
+        states = StateGraph(self.step, words, len(self.initial), self.properties)
         built = time.perf_counter() - started
         result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
                                                     states.state, result.complete)
