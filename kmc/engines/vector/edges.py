@@ -1,10 +1,12 @@
 """The vector engine's state graph, for liveness: every state numbered in breadth-first order
 (the order the engine found them) and every step between them as arrays (src, dst, instance).
 
-The engine keeps each level's packed words when properties are checked; after the search,
-the levels are expanded again a chunk at a time by the same level step, and each successor's
-key is looked up among all states' keys, sorted once. Nothing is deduplicated and no key is
-stored per edge: an edge costs two int64 and an instance id.
+When properties are checked, the engine keeps each level's packed words and, for each chunk
+it expands, its candidate successors as they come out of the level step, before any
+deduplication (`Steps.record`: parent number, successor key, instance). After the search,
+every successor key is looked up among all states' keys, sorted once, and becomes a number:
+an edge then costs two int64 and an instance id. (Expanding the levels a second time instead
+would hold no keys but cost the level step again: about as long as the search itself.)
 """
 
 from __future__ import annotations
@@ -15,17 +17,34 @@ import numpy as np
 
 from kmc.engines.liveness.graph import Graph
 from kmc.engines.vector.keyset import first_occurrences
-from kmc.engines.vector.levelstep import LevelStep
+from kmc.engines.vector.levelstep import Candidates, LevelStep
 from kmc.model.core import State
 from kmc.model.temporal import Property
 
 CHUNK = 1 << 16
 
 
+class Steps:
+    """The steps the search expanded, chunk by chunk: parent numbers, successor keys (words x
+    steps), instance ids."""
+
+    def __init__(self) -> None:
+        self.parents: list[np.ndarray] = []
+        self.keys: list[np.ndarray] = []
+        self.iids: list[np.ndarray] = []
+
+    def record(self, step: LevelStep, found: Candidates, first: int) -> None:
+        """The candidates of a chunk whose first state is number `first`."""
+        self.parents.append(found.rank // step.count + first)
+        self.keys.append(found.canonical)
+        self.iids.append((found.rank % step.count).astype(step.iid_dtype))
+
+
 class StateGraph:
     """Every state's packed words (words x states, in id order) and the graph between them."""
 
-    def __init__(self, step: LevelStep, words: np.ndarray, initial: int, properties: Sequence[Property] = ()):
+    def __init__(self, step: LevelStep, words: np.ndarray, initial: int, steps: Steps,
+                 properties: Sequence[Property] = ()):
         self.step = step
         self.words = words
         self.properties = list(properties)
@@ -34,14 +53,9 @@ class StateGraph:
         fmt = step.fmt
         sort_key, extras = fmt.split(words)
         self.sort_key, self.extras, self.id_at = first_occurrences(sort_key, extras, np.arange(n, dtype=np.int64))
-        srcs, dsts, iids = [], [], []
-        for start in range(0, n, CHUNK):
-            found = step.expand(step.unpack(words[:, start:start + CHUNK]), drop_stutter=True)
-            if found is None:
-                continue
-            srcs.append(found.rank // step.count + start)
-            dsts.append(self.ids(found.canonical))
-            iids.append((found.rank % step.count).astype(step.iid_dtype))
+        dsts = [self.ids(keys) for keys in steps.keys]
+        steps.keys.clear()
+        srcs, iids = steps.parents, steps.iids
         cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
         self.graph = Graph.of(n, np.arange(initial), cat(srcs, np.int64), cat(dsts, np.int64),
                               cat(iids, step.iid_dtype))

@@ -29,7 +29,7 @@ import numpy as np
 
 from kmc.engines.coverage import Coverage
 from kmc.engines.liveness import check as liveness
-from kmc.engines.vector.edges import StateGraph
+from kmc.engines.vector.edges import StateGraph, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Visited, first_occurrences
 from kmc.engines.vector.levelstep import Block, LevelStep
@@ -74,6 +74,7 @@ class Search:
         self.started = time.perf_counter()
         self.properties = list(properties)
         self.levels: list[np.ndarray] = []  # with properties: every level's packed words (kmc/engines/vector/edges.py)
+        self.steps = Steps()  # with properties: every step expanded
         self.model = model
         self.invariants = list(invariants)
         self.limits = limits
@@ -156,7 +157,7 @@ class Search:
             return
         words = (np.concatenate(self.levels, axis=1) if self.levels
                  else np.zeros((self.step.packing.words, 0), dtype=U64))
-        states = StateGraph(self.step, words, len(self.initial), self.properties)
+        states = StateGraph(self.step, words, len(self.initial), self.steps, self.properties)
         built = time.perf_counter() - started
         result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
                                                     states.state, result.complete)
@@ -167,8 +168,11 @@ class Search:
     def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
         """The next level: every enabled instance on every state of `level`, a chunk at a time."""
         nxt = NextLevel(self)
+        numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
         for start in range(0, level.shape[1], CHUNK):
             candidates = self.step.expand(self.step.unpack(level[:, start:start + CHUNK]), drop_stutter=True)
+            if candidates is not None and self.properties:
+                self.steps.record(self.step, candidates, numbered + start)
             if candidates is not None and self.coverage is not None:
                 self.coverage.enabled += candidates.enabled
                 self.coverage.fired += candidates.enabled  # breadth-first search takes every enabled step
