@@ -32,9 +32,9 @@ class Fact:
     def __str__(self) -> str:
         where = "nowhere" if not self.enabled else (
             "in every state" if len(self.enabled) == self.cycle_states
-            else "at steps " + ", ".join(map(str, self.enabled)))
-        took = "taken at steps " + ", ".join(map(str, self.taken)) if self.taken else "never taken"
-        return f"{self.label}: enabled {where} on the cycle, {took}" + ("" if self.met else " (UNFAIR)")
+            else "in the states of steps " + ", ".join(map(str, self.enabled)))
+        took = "taken by steps " + ", ".join(map(str, self.taken)) if self.taken else "never taken"
+        return f"{self.label}: enabled {where} of the cycle, {took}" + ("" if self.met else " (UNFAIR)")
 
 
 def cycle_indices(trace: Trace) -> list[int]:
