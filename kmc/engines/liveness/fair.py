@@ -52,7 +52,9 @@ def components(graph: Graph, mask: np.ndarray) -> np.ndarray:
     """The strongly connected component of each state of the sub-graph `mask` induces
     (-1 outside it): labels are arbitrary ints."""
     inside = mask[graph.src] & mask[graph.dst]
-    m = csr_matrix((np.ones(int(inside.sum()), dtype=np.int8), (graph.src[inside], graph.dst[inside])),
+    indptr = np.zeros(graph.n + 1, dtype=np.int64)  # the edges are sorted by src: CSR as they are
+    np.cumsum(np.bincount(graph.src[inside], minlength=graph.n), out=indptr[1:])
+    m = csr_matrix((np.ones(int(indptr[-1]), dtype=np.int8), graph.dst[inside], indptr),
                    shape=(graph.n, graph.n))
     _, labels = connected_components(m, directed=True, connection="strong")
     return np.where(mask, labels, -1).astype(np.int64)

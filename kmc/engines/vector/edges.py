@@ -53,16 +53,23 @@ class StateGraph:
         fmt = step.fmt
         sort_key, extras = fmt.split(words)
         self.sort_key, self.extras, self.id_at = first_occurrences(sort_key, extras, np.arange(n, dtype=np.int64))
-        dsts = [self.ids(keys) for keys in steps.keys]
+        keys = (np.concatenate(steps.keys, axis=1) if steps.keys
+                else np.zeros((step.packing.words, 0), dtype=np.uint64))
         steps.keys.clear()
+        dsts = [self.ids(keys)]
+        del keys
         srcs, iids = steps.parents, steps.iids
         cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dtype=dt))
         self.graph = Graph.of(n, np.arange(initial), cat(srcs, np.int64), cat(dsts, np.int64),
                               cat(iids, step.iid_dtype))
 
     def ids(self, keys: np.ndarray) -> np.ndarray:
-        """The number of each state given by its key (words x states): every one is known."""
+        """The number of each state given by its key (words x states): every one is known.
+        The keys are looked up in sorted order (several times faster than in any order: each
+        search starts where the last one ended, in memory already cached)."""
         sort_key, extras = self.step.fmt.split(keys)
+        order = np.argsort(sort_key)
+        sort_key, extras = sort_key[order], [e[order] for e in extras]
         pos = np.searchsorted(self.sort_key, sort_key)
         at = np.minimum(pos, len(self.sort_key) - 1)
         same = self.sort_key[at] == sort_key
@@ -75,7 +82,9 @@ class StateGraph:
                 if j >= len(self.sort_key) or self.sort_key[j] != sort_key[k]:
                     raise AssertionError("a successor's key is not among the explored states")
             at[k] = j
-        return self.id_at[at]
+        out = np.empty(len(order), dtype=np.int64)
+        out[order] = self.id_at[at]
+        return out
 
     def evaluate(self, prop: Property) -> tuple[np.ndarray, np.ndarray | None]:
         """P (and Q) on every state, by the vector interpretation: the first call evaluates
