@@ -36,11 +36,16 @@ def check(model: Model, properties: Sequence[Property], graph: Graph | None, eva
     beyond it), and figures: seconds and peak memory of the step."""
     started = time.perf_counter()
     verdicts: dict[str, Verdict] = {}
+    made: dict[tuple[tuple[str, bool], ...], Conditions] = {}  # properties often share their fairness
     for prop in properties:
         if not complete or graph is None or evaluate is None or state_of is None:
             verdicts[prop.name] = Verdict(None)
             continue
-        conds = Conditions.of(graph, conditions(model, prop), len(model.instances()))
+        listed = conditions(model, prop)
+        key = tuple((label, strong) for label, strong, _ in listed)
+        if key not in made:
+            made[key] = Conditions.of(graph, listed, len(model.instances()))
+        conds = made[key]
         p, q = evaluate(prop)
         lasso = find(graph, prop.form, p, q, conds)
         verdicts[prop.name] = Verdict(True) if lasso is None else Verdict(False, trace(model, graph, lasso, state_of,

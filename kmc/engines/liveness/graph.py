@@ -21,6 +21,7 @@ class Graph:
     dst: np.ndarray
     iid: np.ndarray  # instance id of each edge
     start: np.ndarray  # n + 1: edges of state v are start[v]:start[v + 1]
+    _from_initial: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of(cls, n: int, initial: np.ndarray, src: np.ndarray, dst: np.ndarray, iid: np.ndarray) -> Graph:
@@ -32,6 +33,13 @@ class Graph:
         start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n), out=start[1:])
         return cls(n, np.asarray(initial, dtype=np.int64), src, dst, iid, start)
+
+    def from_initial(self) -> tuple[np.ndarray, np.ndarray]:
+        """Breadth-first distances and parent edges from the initial states over the whole
+        graph (computed once: every property's prefix search starts from them)."""
+        if self._from_initial is None:
+            self._from_initial = bfs(self, np.ones(self.n, dtype=bool), self.initial)
+        return self._from_initial
 
     @property
     def edges(self) -> int:

@@ -50,12 +50,11 @@ def find(graph: Graph, form: str, p: np.ndarray, q: np.ndarray | None, conds: Co
     fair = fair_components(graph, stay, conds, accept)
     if not (fair >= 0).any():
         return None
-    everywhere = np.ones(graph.n, dtype=bool)
     if form == "eventually":  # the prefix, too, lies in M
         dist, parent = bfs(graph, stay, graph.initial)
         root_dist, root_parent = dist, np.full(graph.n, -1, dtype=np.int64)
     else:
-        root_dist, root_parent = bfs(graph, everywhere, graph.initial)
+        root_dist, root_parent = graph.from_initial()
         sources = np.flatnonzero(stay if enter is None else enter)
         dist, parent = bfs(graph, stay, sources, root_dist[sources])
     reach = np.flatnonzero((fair >= 0) & (dist >= 0))
