@@ -28,7 +28,7 @@ class Graph:
         """The graph of the given edges (any order; steps to the state itself are dropped)."""
         moves = src != dst
         src, dst, iid = src[moves], dst[moves], iid[moves]
-        order = np.argsort(src, kind="stable")
+        order = _stable_order(src.astype(np.int64))
         src, dst, iid = src[order].astype(np.int64), dst[order].astype(np.int64), iid[order]
         start = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.bincount(src, minlength=n), out=start[1:])
@@ -58,6 +58,16 @@ class Graph:
             return np.zeros(0, dtype=np.int64)
         offsets = np.repeat(lo - np.cumsum(counts) + counts, counts)
         return offsets + np.arange(total, dtype=np.int64)
+
+
+def _stable_order(keys: np.ndarray) -> np.ndarray:
+    """A stable argsort of small non-negative ints: sorting key * 2**32 + index when that fits
+    (numpy sorts several times faster than it argsorts)."""
+    if len(keys) == 0 or len(keys) >= 1 << 32 or int(keys.max()) >= 1 << 31:
+        return np.argsort(keys, kind="stable")
+    combined = (keys << 32) | np.arange(len(keys), dtype=np.int64)
+    combined.sort()
+    return combined & ((1 << 32) - 1)
 
 
 def bfs(graph: Graph, mask: np.ndarray, sources: np.ndarray, start: np.ndarray | None = None,
