@@ -69,6 +69,7 @@ def main(argv: list[str]) -> None:
     print(f"exploration {stats['explore_seconds']:.1f} s, edge arrays {stats['graph_seconds']:.1f} s, "
           f"properties {stats['seconds']:.1f} s, total {result.seconds:.1f} s (wall); "
           f"CPU {live_cpu:.1f} s; peak resident memory {peak / 2**20:.0f} MiB")
+    print(f"CPU seconds: {stats['cpu_seconds']}")
     for states, seconds, peak in CALLS:
         print(f"  SCC step: {states:,} states in the sub-graph, {seconds:.2f} s, peak {peak / 2**20:.0f} MiB traced")
     cpu = time.process_time()

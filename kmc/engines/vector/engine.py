@@ -72,6 +72,7 @@ class Search:
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
                  progress: ProgressHook | None, properties: Sequence[Property] = ()):
         self.started = time.perf_counter()
+        self.cpu_started = time.process_time()
         self.properties = list(properties)
         self.levels: list[np.ndarray] = []  # with properties: every level's packed words (kmc/engines/vector/edges.py)
         self.steps = Steps()  # with properties: every step expanded
@@ -151,18 +152,22 @@ class Search:
 
     def _liveness(self, result: CheckResult) -> None:
         """The properties' verdicts on the explored graph (kmc/engines/liveness/)."""
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
+        explore_cpu = cpu - self.cpu_started
         if not result.complete:  # successors beyond the explored states: no graph to decide on
             result.properties, _ = liveness.check(self.model, self.properties, None, None, None, False)
             return
         words = (np.concatenate(self.levels, axis=1) if self.levels
                  else np.zeros((self.step.packing.words, 0), dtype=U64))
         states = StateGraph(self.step, words, len(self.initial), self.steps, self.properties)
-        built = time.perf_counter() - started
+        built, built_cpu = time.perf_counter() - started, time.process_time() - cpu
+        cpu = time.process_time()
         result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
                                                     states.state, result.complete)
-        result.engine_stats["liveness"] = {"explore_seconds": round(result.seconds, 3),
-                                           "graph_seconds": round(built, 3), **figures}
+        result.engine_stats["liveness"] = {
+            "explore_seconds": round(result.seconds, 3), "graph_seconds": round(built, 3), **figures,
+            "cpu_seconds": {"explore": round(explore_cpu, 3), "graph": round(built_cpu, 3),
+                            "properties": round(time.process_time() - cpu, 3)}}
         result.seconds = time.perf_counter() - self.started
 
     def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
