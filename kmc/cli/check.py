@@ -113,6 +113,9 @@ def run_check(
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
     props = _properties(model, engine, symmetry, property_names, no_properties)
+    if not props and not (no_properties or quiet) and registry.properties_of(model):
+        click.echo(f"note: liveness properties are not checked with --engine {engine}"
+                   + (" --symmetry" if symmetry else "") + " (the vector and scalar engines check them)", err=True)
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit, coverage)
     result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark, properties=props)
     docs = {i.name: i for i in checked}
