@@ -35,7 +35,7 @@ class Steps:
 
     def record(self, step: LevelStep, found: Candidates, first: int) -> None:
         """The candidates of a chunk whose first state is number `first`."""
-        self.parents.append(found.rank // step.count + first)
+        self.parents.append((found.rank // step.count + first).astype(np.int32))  # as the engine's parent links
         self.keys.append(found.canonical)
         self.iids.append((found.rank % step.count).astype(step.iid_dtype))
 
