@@ -27,10 +27,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
+from kmc.model.temporal import Property
 
 ENTRY_POINT_GROUP = "kmc.models"
 
@@ -224,12 +225,21 @@ def lemmas(spec: str, model: Model) -> list[Invariant]:
     return [] if make is None else list(make(model))
 
 
-def select(invariants: list[Invariant], names: list[str] | None) -> list[Invariant]:
-    """The named invariants, in the order given; None means all of them."""
+def properties_of(model: Model) -> list[Property]:
+    """The model's liveness properties: `properties(model)` beside `invariants(model)`, if any."""
+    make = _builder(type(model), "properties")
+    return [] if make is None else list(make(model))  # type: ignore[arg-type]
+
+
+N = TypeVar("N", Invariant, Property)
+
+
+def select(invariants: list[N], names: list[str] | None, what: str = "invariant") -> list[N]:
+    """The named invariants (or properties), in the order given; None means all of them."""
     if names is None:
         return invariants
     by_name = {i.name: i for i in invariants}
     for n in names:
         if n not in by_name:
-            raise BadInput(f"unknown invariant {n!r}; allowed: {', '.join(by_name)}")
+            raise BadInput(f"unknown {what} {n!r}; allowed: {', '.join(by_name) or 'none'}")
     return [by_name[n] for n in dict.fromkeys(names)]

@@ -20,6 +20,7 @@ from kmc.engines.run import check
 from kmc.engines.vector import engine as vector_engine
 from kmc.errors import ContractError
 from kmc.model.core import NONE, Action, Field, Invariant, Model, Option, Param, Schema
+from kmc.engines.run import as_invariants
 from kmc.semantics.contract import class_problems, contract_problems
 from kmc.semantics.differential import differences
 from kmc.semantics.tracing import TRACING, Term
@@ -30,14 +31,17 @@ def every_model_and_mode() -> list[tuple[str, str]]:
 
 
 def checks(name: str) -> Any:
-    """A model's invariants (reports included) and its lemmas: everything `kmc` runs."""
-    return lambda model: registry.invariants_of(model) + registry.lemmas(name, model)
+    """A model's invariants (reports included), its lemmas and its liveness properties'
+    predicates: everything `kmc` runs."""
+    return lambda model: (registry.invariants_of(model) + registry.lemmas(name, model)
+                          + [i for p in registry.properties_of(model) for i in as_invariants(p)])
 
 
 @pytest.mark.parametrize("name,mode", every_model_and_mode())
 def test_model_keeps_the_contract(name: str, mode: str) -> None:
     model, invariants = registry.build(name, mode=mode)
-    assert contract_problems(model, invariants + registry.lemmas(name, model)) == []
+    properties = [i for p in registry.properties_of(model) for i in as_invariants(p)]
+    assert contract_problems(model, invariants + registry.lemmas(name, model) + properties) == []
 
 
 @pytest.mark.parametrize("name", list(registry.MODELS))

@@ -1,5 +1,5 @@
-"""The differential check on the real models: every guard, effect and invariant (reports and
-lemmas included) answers the same under the scalar, vector and z3 interpretations, on the
+"""The differential check on the real models: every guard, effect and invariant (reports,
+lemmas and liveness properties' predicates included) answers the same under the scalar, vector and z3 interpretations, on the
 initial states, states drawn uniformly in range and states met on random walks.
 
 The default suite runs every mode, choice and switch of every model at the default bounds (40
@@ -20,13 +20,15 @@ from typing import Any
 import pytest
 
 from kmc import registry
+from kmc.engines.run import as_invariants
 from kmc.model.core import Model
 from kmc.semantics.differential import differences, draw
 from kmc.semantics.settings import is_int, models, option_settings
 
 
 def everything(name: str, model: Model) -> list[Any]:
-    return registry.invariants_of(model) + registry.lemmas(name, model)
+    return (registry.invariants_of(model) + registry.lemmas(name, model)
+            + [i for p in registry.properties_of(model) for i in as_invariants(p)])
 
 
 def at_default_bounds(name: str) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "kmc.engines.explicit": 62,
     "kmc.engines.simulation": 62,
     "kmc.engines.vector": 61,
+    "kmc.engines.liveness": 60,
     "kmc.engines.result": 60,
     "kmc.engines.search": 60,
     "kmc.engines.coverage": 60,

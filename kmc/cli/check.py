@@ -20,7 +20,9 @@ from kmc.engines.coverage import render as render_coverage
 from kmc.cli.progress import run_with_progress
 from kmc.cli.spark_options import spark_options, take
 from kmc.model.core import Option
-from kmc.traces import itf, text
+from kmc.errors import BadInput
+from kmc.model.temporal import Property
+from kmc.traces import itf, lasso, text
 
 EXIT_OK, EXIT_VIOLATION = 0, 12
 
@@ -60,6 +62,10 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
             click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",
                          help="check this invariant (repeatable; default: all of the model's)"),
             click.option("--no-invariants", is_flag=True, help="explore the complete state graph and only count"),
+            click.option("--property", "property_names", multiple=True, metavar="NAME",
+                         help="check this liveness property (repeatable; default: all of the model's, "
+                              "with the vector and scalar engines)"),
+            click.option("--no-properties", is_flag=True, help="check no liveness property (safety only)"),
             click.option("--continue", "keep_going", is_flag=True,
                          help="explore on after a violation: every invariant gets its own shortest trace"),
             click.option("--depth", type=click.IntRange(0, None), default=None, metavar="K",
@@ -83,6 +89,8 @@ def run_check(
     *,
     invariant_names: tuple[str, ...],
     no_invariants: bool,
+    property_names: tuple[str, ...] = (),
+    no_properties: bool = False,
     keep_going: bool,
     itf_dir: Path | None,
     depth: int | None,
@@ -104,13 +112,17 @@ def run_check(
     spark = take(engine, settings)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
+    props = _properties(model, engine, symmetry, property_names, no_properties)
+    if not props and not (no_properties or quiet) and registry.properties_of(model):
+        click.echo(f"note: liveness properties are not checked with --engine {engine}"
+                   + (" --symmetry" if symmetry else "") + " (the vector and scalar engines check them)", err=True)
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit, coverage)
-    result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark)
+    result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark, properties=props)
     docs = {i.name: i for i in checked}
     if dump_graph is not None:
         graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
     if itf_dir is not None:
-        for inv_name, verdict in result.invariants.items():
+        for inv_name, verdict in [*result.invariants.items(), *result.properties.items()]:
             if verdict.trace is not None:
                 write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
     if as_json:
@@ -127,11 +139,43 @@ def run_check(
             if verdict.trace is not None:
                 click.echo("")
                 click.echo(text.render(verdict.trace, docs[inv_name].doc, report=verdict.report))
+        show_properties(result, props)
         if result.coverage is not None:
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
     return EXIT_VIOLATION if result.violated else EXIT_OK
+
+
+def _properties(model: Any, engine: str, symmetry: bool, names: tuple[str, ...], none: bool) -> list[Property]:
+    """The properties a run checks: those named, else all of the model's, except with
+    --no-properties; by default none on an engine or with --symmetry that cannot check them."""
+    if none and names:
+        raise click.UsageError("--no-properties and --property exclude each other")
+    if none:
+        return []
+    props = registry.select(registry.properties_of(model), list(names) or None, "property")
+    if not names and (engine not in engines.LIVENESS_ENGINES or symmetry):
+        return []  # the default: safety only where liveness cannot be checked
+    if names and engine == "z3":
+        raise BadInput("--engine z3 does not check liveness properties (no bounded lasso search); "
+                       "use --engine vector or scalar, or --no-properties")
+    return props
+
+
+def show_properties(result: Any, props: list[Property]) -> None:
+    """The properties' verdicts, then each lasso with its cycle's fairness facts."""
+    if not props:
+        return
+    click.echo("")
+    width = max(len(p.name) for p in props)
+    for p in props:
+        click.echo(f"  {p.name:<{width}}  {verdict_text(result.properties[p.name])}  ({p.describe()})")
+    for p in props:
+        trace = result.properties[p.name].trace
+        if trace is not None:
+            click.echo("")
+            click.echo(text.render(trace, p.doc, notes=lasso.notes(lasso.facts(trace, p))))
 
 
 def _bmc_levels(engine: str, depth: int | None, max_depth: int | None, max_states: int | None, symmetry: bool) -> int | None:

@@ -11,7 +11,7 @@ from kmc.engines import run as engines
 
 @click.command("list")
 def list_models() -> int:
-    """List models, modes, options, invariants and engines."""
+    """List models, modes, options, invariants, liveness properties (with their fairness) and engines."""
     for source in registry.sources():
         name, cls = source.spec, source.cls
         _, invariants = registry.build(name)
@@ -27,6 +27,12 @@ def list_models() -> int:
         click.echo("  invariants:")
         for inv in invariants:
             click.echo(f"    {inv.name:<18} {inv.doc}")
+        properties = registry.properties_of(registry.build(name)[0])
+        if properties:
+            click.echo("  properties (liveness, under their fairness):")
+            for prop in properties:
+                click.echo(f"    {prop.name:<18} {prop.doc}")
+                click.echo(f"    {'':<18} {prop.describe()}")
         click.echo("")
     click.echo("engines:")
     for engine, (_, meaning) in engines.ENGINES.items():

@@ -21,6 +21,7 @@ from kmc.engines import run
 from kmc.engines.result import CheckResult, Progress, current_memory_bytes, peak_memory_bytes
 from kmc.engines.search import Limits
 from kmc.engines.spark.engine import SparkOptions
+from kmc.model.temporal import Property
 from kmc.model.core import Invariant, Model
 
 
@@ -130,12 +131,13 @@ class ProgressPrinter:
 
 def run_with_progress(
     engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, *, quiet: bool,
-    spark: SparkOptions | None = None,
+    spark: SparkOptions | None = None, properties: Sequence[Property] = (),
 ) -> CheckResult:
     """`kmc.check` with progress on stderr, and the statistics of the levels done on Ctrl-C."""
     printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet, levels=engine != "dfs")
     try:
-        return run.check(model, invariants, engine=engine, limits=limits, progress=printer, spark=spark)
+        return run.check(model, invariants, engine=engine, limits=limits, progress=printer, spark=spark,
+                         properties=properties)
     except KeyboardInterrupt:
         printer.done()
         click.echo(printer.interrupted(), err=True)

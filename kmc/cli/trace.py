@@ -18,7 +18,8 @@ from kmc.semantics.scalar import ScalarModel
 from kmc.cli.output import write_atomic
 from kmc.errors import BadInput, ReplayError
 from kmc.model.core import Invariant, Model
-from kmc.traces import dot, html, itf, mermaid, text
+from kmc.model.temporal import Property
+from kmc.traces import dot, html, itf, lasso, mermaid, text
 from kmc.traces.replay import replay
 from kmc.traces.scenario import columns_that_change, run_scenario, table
 from kmc.traces.trace import Trace
@@ -90,16 +91,22 @@ def load_trace(path: Path) -> tuple[Trace, dict[str, Invariant]]:
     except FileNotFoundError:
         raise BadInput(f"{path}: no such trace file")
     built: dict[str, Invariant] = {}
+    props: dict[str, Property] = {}
 
     def build(name: str, settings: dict[str, Any]) -> Model:
         model, invariants = registry.build(name, **settings)
         built.update({i.name: i for i in invariants})
+        props.update({p.name: p for p in registry.properties_of(model)})
         return model
 
     played = itf.loads(text_, build, str(path))
-    inv = built.get(played.invariant or "")
+    inv = built.get(played.invariant or "") if played.loop is None else None
+    prop = props.get(played.invariant or "") if played.loop is not None else None
     try:
         replay(played, inv)
+        if prop is not None:
+            lasso.check(played, prop)
+            built[prop.name] = Invariant(prop.name, prop.predicate, prop.doc)  # its doc, for the renderings
     except ReplayError as e:
         raise BadInput(f"{path}: the trace does not replay through its model: {e}")
     return played, built

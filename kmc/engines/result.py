@@ -21,6 +21,8 @@ class Verdict:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"holds": self.holds, "trace_length": None if self.trace is None else self.trace.length}
+        if self.trace is not None and self.trace.loop is not None:
+            out["loop"] = self.trace.loop
         if self.report:
             out.update(report=True, states=self.states)
         return out
@@ -55,6 +57,7 @@ class CheckResult:
     bytes_per_state: float | None = None  # stored keys and parent links per distinct state (vector engine)
     engine_stats: dict[str, Any] = field(default_factory=dict)  # engine-specific figures (Spark: session, levels)
     coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/coverage.py's to_json()
+    properties: dict[str, Verdict] = field(default_factory=dict)  # liveness: a lasso trace when violated
 
     @property
     def states_per_second(self) -> float:
@@ -62,8 +65,9 @@ class CheckResult:
 
     @property
     def violated(self) -> list[str]:
-        """Safety invariants found violated (reports do not count)."""
-        return [n for n, v in self.invariants.items() if v.holds is False and not v.report]
+        """Safety invariants and liveness properties found violated (reports do not count)."""
+        return ([n for n, v in self.invariants.items() if v.holds is False and not v.report]
+                + [n for n, v in self.properties.items() if v.holds is False])
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +88,7 @@ class CheckResult:
             "invariants": {n: v.to_json() for n, v in self.invariants.items()},
             **({"engine_stats": self.engine_stats} if self.engine_stats else {}),
             **({"coverage": self.coverage} if self.coverage is not None else {}),
+            **({"properties": {n: v.to_json() for n, v in self.properties.items()}} if self.properties else {}),
         }
 
 

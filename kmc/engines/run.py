@@ -19,6 +19,8 @@ from kmc.engines.search import Limits, ProgressHook
 from kmc.engines.spark.engine import SparkOptions
 from kmc.errors import BadInput, ContractError
 from kmc.model.core import Invariant, Model
+from kmc.model.temporal import Property
+from kmc.traces import lasso
 from kmc.semantics.contract import contract_problems
 from kmc.semantics.differential import differences
 from kmc.traces.replay import replay
@@ -46,8 +48,11 @@ def check(
     limits: Limits = Limits(),
     progress: ProgressHook | None = None,
     spark: SparkOptions | None = None,
+    properties: Sequence[Property] = (),
 ) -> CheckResult:
-    """Explore `model` with `engine` and give a verdict per invariant.
+    """Explore `model` with `engine` and give a verdict per invariant and per liveness
+    property (the vector and scalar engines check properties on the graph they explore;
+    every lasso is replayed, its closing step included, and shown fair and violating).
 
     Raises BadInput for an unknown engine or Spark options given to another engine,
     ContractError when the model or an invariant breaks the contract of kmc/model/core.py,
@@ -59,14 +64,50 @@ def check(
         raise BadInput(f"Spark options apply to --engine spark only (the engine is {engine})")
     if limits.coverage and engine != "vector":
         raise BadInput(f"--coverage is collected by the vector engine (and kmc simulate), not by the {engine} engine")
-    check_contract(model, invariants)
+    if properties:
+        _can_check_properties(model, properties, engine, limits)
+    check_contract(model, [*invariants, *(i for p in properties for i in as_invariants(p))])
     extra: dict[str, Any] = {"options": spark} if engine == "spark" else {}
+    if properties:
+        extra["properties"] = properties
     result = ENGINES[engine][0](model, invariants, limits, progress, **extra)
     for inv in invariants:
         trace = result.invariants[inv.name].trace
         if trace is not None:
             replay(trace, inv)
+    for prop in properties:
+        trace = result.properties[prop.name].trace
+        if trace is not None:
+            replay(trace)
+            lasso.check(trace, prop)
     return result
+
+
+LIVENESS_ENGINES = ("vector", "scalar")
+
+
+def _can_check_properties(model: Model, properties: Sequence[Property], engine: str, limits: Limits) -> None:
+    if engine not in LIVENESS_ENGINES:
+        raise BadInput(f"liveness properties are checked by the {' and '.join(LIVENESS_ENGINES)} engines, not by "
+                       f"{engine} (use --no-properties, or --engine vector)")
+    if limits.symmetry:
+        raise BadInput("liveness properties cannot be checked with --symmetry (a cycle of canonical states "
+                       "need not be a cycle of concrete ones); use --no-properties or drop --symmetry")
+    for prop in properties:
+        for fair in prop.fairness:
+            try:
+                fair.conditions(model.instances())
+            except ValueError as e:
+                raise ContractError(f"model {model.name}, property {prop.name}: {e}") from e
+
+
+def as_invariants(prop: Property) -> list[Invariant]:
+    """A property's predicates (P, and Q for leads_to) as invariants named after it, for the
+    contract and differential checks, which run them like any invariant."""
+    if prop.form != "leads_to":
+        return [Invariant(f"property {prop.name}", prop.predicate, prop.doc)]
+    return [Invariant(f"property {prop.name} (P)", lambda s, X: prop.parts(s, X)[0], prop.doc),
+            Invariant(f"property {prop.name} (Q)", lambda s, X: prop.parts(s, X)[1], prop.doc)]
 
 
 def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:

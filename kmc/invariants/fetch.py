@@ -5,6 +5,7 @@ from __future__ import annotations
 from kmc.invariants.common import type_ok
 from kmc.model.core import NONE, Backend, Bool, Invariant, StateView, invariant
 from kmc.model.fetch import Fetch
+from kmc.model.temporal import Property, always_eventually, weak
 
 
 def current_leader(m: Fetch, s: StateView, X: Backend, r: int) -> Bool:
@@ -83,3 +84,37 @@ def invariants(m: Fetch) -> list[Invariant]:
 
 def lemmas(m: Fetch) -> list[Invariant]:
     return []
+
+
+# -- liveness (docs/liveness.md) ------------------------------------------------------------
+
+# Fair: the controller elects, and replicas act on its LeaderAndIsr requests, when they can;
+# followers fetch and handle responses when they can. Not fair: producing, crashes, restarts,
+# ISR changes and consuming (a run may stop doing them).
+LEADERSHIP = (weak("elect"), weak("become_leader", "replica"), weak("become_follower", "replica"))
+REPLICATION = (weak("fetch", "follower", "leader"), weak("fetch_response", "follower"))
+
+
+@always_eventually("leader-elected", fair=LEADERSHIP)
+def leader_elected(m: Fetch, s: StateView, X: Backend) -> Bool:
+    """a partition does not stay for ever without a leader that knows it leads while a live ISR
+    member exists: again and again it has such a leader, or no live ISR member (or the model's
+    last leader epoch is used up: --max-leader-epoch bounds elections, Kafka does not)"""
+    live_isr_member = X.exists(m.R, lambda r: X.and_(s.alive[r] == 1, s.quorum_isr[r] == 1))
+    return X.or_(X.not_(live_isr_member), X.exists(m.R, lambda r: current_leader(m, s, X, r)),
+                 s.quorum_epoch == m.max_epoch)
+
+
+@always_eventually("acked-replicated", fair=LEADERSHIP + REPLICATION)
+def acked_replicated(m: Fetch, s: StateView, X: Backend) -> Bool:
+    """again and again, every acknowledged record is at its offset on every live ISR member"""
+    def on(r: int, k: int) -> Bool:
+        return X.forall(m.offsets, lambda o: X.implies(
+            s.acked_offset[k] == o, X.and_(o < s.leo[r], s.log_record[r][o] == k)))
+
+    return X.forall(m.R, lambda r: X.implies(
+        X.and_(s.alive[r] == 1, s.quorum_isr[r] == 1), X.forall(m.records, lambda k: on(r, k))))
+
+
+def properties(m: Fetch) -> list[Property]:
+    return [leader_elected(m), acked_replicated(m)]

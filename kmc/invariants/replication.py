@@ -5,6 +5,7 @@ from __future__ import annotations
 from kmc.invariants.common import type_ok
 from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.replication import Replication
+from kmc.model.temporal import Property, always_eventually, eventually, strong, weak
 
 
 def _isr_holds_committed(m: Replication, s: StateView, X: Backend, leader: int, member_flags: list[Int]) -> Bool:
@@ -101,3 +102,39 @@ def lemmas(m: Replication) -> list[Invariant]:
     """Proof aids, each an invariant of every reachable state in the modes it names
     (tests check each with the explicit engine); see docs/symbolic.md for the proofs that use them."""
     return [leader_knows_epoch(m), leader_in_own_isr(m), request_leader_in_isr(m), counters_ahead(m), hw_le_end_offset(m)]
+
+
+# -- liveness (docs/liveness.md; TLC's verdicts: tests/reference/tlc-liveness.md) ------------
+
+# The fairness of the specification's own `Spec` (the same five conjuncts in every module),
+# plus WF(ControllerElectLeader): the controller elects a leader when it can.
+SPEC_FAIRNESS = (
+    strong("leader_inc_high_watermark"), strong("leader_expand_isr"), strong("leader_write"),
+    weak("become_follower"), weak("become_leader"), weak("controller_elect_leader"),
+)
+
+
+@eventually("leader-elected", fair=SPEC_FAIRNESS)
+def leader_elected(m: Replication, s: StateView, X: Backend) -> Bool:
+    """the controller eventually names a leader (TLA+: <>(quorumState.leader # None)); fails: the
+    controller may shrink the ISR to nobody first"""
+    return s.quorum_leader != NONE
+
+
+@always_eventually("hw-catches-up", fair=SPEC_FAIRNESS)
+def hw_catches_up(m: Replication, s: StateView, X: Backend) -> Bool:
+    """again and again, the true leader's high watermark is at its log end: every write is
+    eventually committed (TLA+: []<>(\\A r \\in Replicas: IsTrueLeader(r) => replicaState[r].hw =
+    ReplicaLog!GetEndOffset(r))); fails: a follower in the ISR need never fetch"""
+    return X.forall(m.R, lambda r: X.implies(m.is_true_leader(s, X, r), s.hw[r] == s.end_offset[r]))
+
+
+@always_eventually("leader-takes-office", fair=SPEC_FAIRNESS)
+def leader_takes_office(m: Replication, s: StateView, X: Backend) -> Bool:
+    """again and again, the quorum names no leader or its leader presumes leadership in the
+    quorum's epoch (TLA+: []<>(quorumState.leader = None \\/ IsTrueLeader(quorumState.leader)))"""
+    return X.or_(s.quorum_leader == NONE, X.exists(m.R, lambda r: m.is_true_leader(s, X, r)))
+
+
+def properties(m: Replication) -> list[Property]:
+    return [leader_elected(m), leader_takes_office(m), hw_catches_up(m)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kmc.invariants.common import type_ok
 from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
+from kmc.model.temporal import Property, always_eventually, weak
 from kmc.model.transactions import Transactions
 from kmc.model.transactions_view import (
     ABORT, COMMIT, COMPLETE_ABORT, COMPLETE_COMMIT, DATA, ONGOING, PREPARE_ABORT, PREPARE_COMMIT,
@@ -133,3 +134,28 @@ def invariants(m: Transactions) -> list[Invariant]:
         atomic_commit(m), no_aborted_reads(m), *lost, zombie_fenced(m), exactly_once(m),
         no_hanging_transaction(m), own_transaction(m), type_ok(m.schema),
     ]
+
+
+# -- liveness (docs/liveness.md) ------------------------------------------------------------
+
+# Fair: what the producer application, the coordinator and the partition leaders go on doing
+# when they can. Not fair: the faults (request timeouts, coordinator failovers) and the consumer.
+PROGRESS = (
+    weak("init_producer_id", "producer"), weak("begin_transaction", "producer"),
+    weak("add_partition", "producer", "partition"), weak("send", "producer", "partition"),
+    weak("partition_append", "producer", "partition"), weak("send_offsets", "producer"),
+    weak("end_txn", "producer", "commit"), weak("fenced", "producer"),
+    weak("write_marker", "partition"), weak("write_offsets_marker"), weak("complete_txn"),
+)
+
+
+@always_eventually("lso-advances", fair=PROGRESS)
+def lso_advances(m: Transactions, s: StateView, X: Backend) -> Bool:
+    """again and again, every partition's last stable offset reaches its log end: no partition
+    stays blocked for ever by an open transaction (a hanging transaction stalls read_committed
+    consumers for good)"""
+    return X.forall(m.P, lambda p: X.not_(m.open_txn(s, X, p)))
+
+
+def properties(m: Transactions) -> list[Property]:
+    return [lso_advances(m)]

@@ -106,6 +106,9 @@ td.chg { background: #fff8c5; font-weight: bold; }
 tr.bad td { background: #fde2e1; }
 tr.bad td.chg { background: #f9c0bc; }
 tr.on td { outline: 2px solid #3b5bdb; }
+tr.loop td { border-left: 3px solid #7048e8; background: #f3f0ff; }
+tr.loop-start td:first-child::after { content: " \21BA"; color: #7048e8; }
+tr.back td:first-child::after { content: " \2192 loop"; color: #7048e8; }
 tr { cursor: pointer; }
 """
 
@@ -137,7 +140,13 @@ def render(trace: Trace, doc: str = "", *, report: bool = False) -> str:
     what = "Example" if report else "Counterexample"
     title = f"{what}: {trace.invariant}" if trace.invariant else f"Trace of {model.name}"
     banner = ""
-    if trace.invariant:
+    if trace.loop is not None:
+        cycle = ("stutters there for ever" if trace.stutters
+                 else f"steps {trace.loop + 1} to {trace.length} go round, back to step {trace.loop}")
+        banner = (f'<div class="banner" id="invariant"><b>{escape(f"Property {trace.invariant} is violated")}</b>'
+                  f' by a lasso: {trace.loop} steps to step {trace.loop}, then the cycle {cycle}'
+                  + (f": {escape(doc)}" if doc else "") + "</div>")
+    elif trace.invariant:
         verb = "Availability report {} fails" if report else "Invariant {} is violated"
         banner = (f'<div class="banner{" report" if report else ""}" id="invariant"><b>'
                   f'{escape(verb.format(trace.invariant))}</b> at step {trace.length}'
@@ -146,7 +155,12 @@ def render(trace: Trace, doc: str = "", *, report: bool = False) -> str:
     body = []
     prev: dict[str, object] | None = None
     for k, row in enumerate(rows):
-        bad = ' class="bad"' if trace.invariant and k == len(rows) - 1 else ""
+        bad = ' class="bad"' if trace.invariant and trace.loop is None and k == len(rows) - 1 else ""
+        if trace.loop is not None and k >= trace.loop:
+            marks = ["loop"] + (["loop-start"] if k == trace.loop else []) + (
+                ["back"] if k == len(rows) - 1 and not trace.stutters else [])
+            bad = f' class="{" ".join(marks)}"'
+
         cells = []
         for c in columns:
             changed = prev is not None and row[c] != prev[c]

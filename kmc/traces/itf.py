@@ -1,7 +1,8 @@
 """Traces as JSON in the Informal Trace Format (ITF) read by TLA+ and Apalache tooling.
 
 Each state holds every field of the model's schema by name (arrays as JSON lists); the
-"#meta" of each state names the step that led to it. The top-level "#meta" records the model
+"#meta" of each state names the step that led to it. A lasso (a liveness counterexample) has
+ITF's "loop": the index of the state its last state equals (its own index when it stutters). The top-level "#meta" records the model
 and its settings, so a saved trace can be read back (`loads`), replayed and re-rendered later.
 """
 
@@ -44,6 +45,8 @@ def to_itf(trace: Trace) -> dict[str, Any]:
         },
         "vars": [f.name for f in schema.fields],
         "states": states,
+        # a lasso (a liveness counterexample): ITF's loop index, the state the last step returns to
+        **({"loop": trace.loop} if trace.loop is not None else {}),
     }
 
 
@@ -89,7 +92,10 @@ def from_itf(data: Any, build: Callable[[str, dict[str, Any]], Model], source: s
         steps.append(Step(inst, state))
     if not steps:
         raise BadInput(f"{source}: the trace has no states")
-    return Trace(model, steps, meta.get("invariant"))
+    loop = data.get("loop")
+    if loop is not None and not (isinstance(loop, int) and 0 <= loop < len(steps)):
+        raise BadInput(f"{source}: loop {loop!r} is not the index of one of its {len(steps)} states")
+    return Trace(model, steps, meta.get("invariant"), loop=loop)
 
 
 def loads(text: str, build: Callable[[str, dict[str, Any]], Model], source: str = "trace") -> Trace:

@@ -23,5 +23,7 @@ def replay(trace: Trace, invariant: Invariant | None = None) -> None:
             raise ReplayError(f"step {k}: {step.instance.label} is not enabled")
         if after != step.state:
             raise ReplayError(f"step {k}: {step.instance.label} does not lead to the recorded state")
+    if trace.loop is not None and not trace.stutters and trace.last != trace.steps[trace.loop].state:
+        raise ReplayError(f"the closing step does not return to step {trace.loop}")
     if invariant is not None and not sm.violated(trace.last, [invariant]):
         raise ReplayError(f"trace ends in a state that satisfies {invariant.name}")

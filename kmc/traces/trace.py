@@ -20,7 +20,15 @@ class Step:
 class Trace:
     model: Model
     steps: list[Step]
-    invariant: str | None = None
+    invariant: str | None = None  # the invariant (or liveness property) it violates
+    # a lasso: the index of the step its cycle returns to. The last step's state equals that
+    # step's state (the closing step), or, when loop is the last index, the run stutters there for ever.
+    loop: int | None = None
+
+    @property
+    def stutters(self) -> bool:
+        """A lasso whose cycle is stuttering in its last state for ever."""
+        return self.loop is not None and self.loop == len(self.steps) - 1
 
     @property
     def length(self) -> int:

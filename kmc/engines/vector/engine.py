@@ -28,6 +28,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from kmc.engines.coverage import Coverage
+from kmc.engines.liveness import check as liveness
+from kmc.engines.vector.edges import StateGraph, Steps
+from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Visited, first_occurrences
 from kmc.engines.vector.levelstep import Block, LevelStep
 from kmc.engines.result import CheckResult, Progress
@@ -46,8 +49,9 @@ def check(
     invariants: Sequence[Invariant],
     limits: Limits = Limits(),
     progress: ProgressHook | None = None,
+    properties: Sequence[Property] = (),
 ) -> CheckResult:
-    return Search(model, invariants, limits, progress).run()
+    return Search(model, invariants, limits, progress, properties).run()
 
 
 class NextLevel:
@@ -66,8 +70,12 @@ class NextLevel:
 
 class Search:
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
-                 progress: ProgressHook | None):
+                 progress: ProgressHook | None, properties: Sequence[Property] = ()):
         self.started = time.perf_counter()
+        self.cpu_started = time.process_time()
+        self.properties = list(properties)
+        self.levels: list[np.ndarray] = []  # with properties: every level's packed words (kmc/engines/vector/edges.py)
+        self.steps = Steps()  # with properties: every step expanded
         self.model = model
         self.invariants = list(invariants)
         self.limits = limits
@@ -138,13 +146,38 @@ class Search:
                         bytes_per_state=stored / distinct if distinct else None)
         if self.coverage is not None:
             result.coverage = self.coverage.to_json()
+        if self.properties:
+            self._liveness(result)
         return result
+
+    def _liveness(self, result: CheckResult) -> None:
+        """The properties' verdicts on the explored graph (kmc/engines/liveness/)."""
+        started, cpu = time.perf_counter(), time.process_time()
+        explore_cpu = cpu - self.cpu_started
+        if not result.complete:  # successors beyond the explored states: no graph to decide on
+            result.properties, _ = liveness.check(self.model, self.properties, None, None, None, False)
+            return
+        words = (np.concatenate(self.levels, axis=1) if self.levels
+                 else np.zeros((self.step.packing.words, 0), dtype=U64))
+        states = StateGraph(self.step, words, len(self.initial), self.steps, self.properties)
+        built, built_cpu = time.perf_counter() - started, time.process_time() - cpu
+        cpu = time.process_time()
+        result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
+                                                    states.state, result.complete)
+        result.engine_stats["liveness"] = {
+            "explore_seconds": round(result.seconds, 3), "graph_seconds": round(built, 3), **figures,
+            "cpu_seconds": {"explore": round(explore_cpu, 3), "graph": round(built_cpu, 3),
+                            "properties": round(time.process_time() - cpu, 3)}}
+        result.seconds = time.perf_counter() - self.started
 
     def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
         """The next level: every enabled instance on every state of `level`, a chunk at a time."""
         nxt = NextLevel(self)
+        numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
         for start in range(0, level.shape[1], CHUNK):
             candidates = self.step.expand(self.step.unpack(level[:, start:start + CHUNK]), drop_stutter=True)
+            if candidates is not None and self.properties:
+                self.steps.record(self.step, candidates, numbered + start)
             if candidates is not None and self.coverage is not None:
                 self.coverage.enabled += candidates.enabled
                 self.coverage.fired += candidates.enabled  # breadth-first search takes every enabled step
@@ -205,7 +238,10 @@ class Search:
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
         if not nxt.words:
             return np.zeros((self.step.packing.words, 0), dtype=U64)
-        return np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
+        words = np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
+        if self.properties:
+            self.levels.append(words)
+        return words
 
     def _limit(self, level: Block, depth: int, offset: int) -> int:
         """How many states of a chunk's new states (the level's from `offset` on) the run
