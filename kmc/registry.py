@@ -40,6 +40,7 @@ MODELS: dict[str, str] = {
     "fetch": "kmc.model.fetch:Fetch",
     "idempotence": "kmc.model.idempotence:Idempotence",
     "transactions": "kmc.model.transactions:Transactions",
+    "kraft": "kmc.model.kraft:Kraft",
 }
 
 
