@@ -68,15 +68,15 @@ class KraftState(Model):
     modes = MODES
     options = (
         Option("mode", "v3.5", "protocol variant", choices=tuple(MODES)),
-        Option("brokers", 2, "BrokerCount", min=1, max=4),
-        Option("replication_factor", 2, "InitReplicationFactor", min=1, max=4),
-        Option("init_isr_size", 2, "InitIsrSize: replicas outside it start out of sync and fenced", min=1, max=4),
-        Option("min_insync_replicas", 1, "MinISR (min.insync.replicas)", min=1, max=4),
-        Option("values", 1, "|Values|: the records producers may write", min=1, max=3),
-        Option("clean_shutdown_limit", 0, "CleanShutdownLimit (kip966: NoDataLossShutdownLimit)", min=0, max=3),
-        Option("unclean_shutdown_limit", 0, "UncleanShutdownLimit (kip966: DataLossShutdownLimit)", min=0, max=3),
-        Option("fence_broker_limit", 0, "FenceBrokerLimit", min=0, max=3),
-        Option("leader_shrink_isr_limit", 0, "LeaderShrinkIsrLimit", min=0, max=3),
+        Option("brokers", 2, "BrokerCount", min=1, max=3),
+        Option("replication_factor", 2, "InitReplicationFactor", min=1, max=3),
+        Option("init_isr_size", 2, "InitIsrSize: replicas outside it start out of sync and fenced", min=1, max=3),
+        Option("min_insync_replicas", 1, "MinISR (min.insync.replicas)", min=1, max=3),
+        Option("values", 1, "|Values|: the records producers may write", min=1, max=2),
+        Option("clean_shutdown_limit", 0, "CleanShutdownLimit (kip966: NoDataLossShutdownLimit)", min=0, max=2),
+        Option("unclean_shutdown_limit", 0, "UncleanShutdownLimit (kip966: DataLossShutdownLimit)", min=0, max=2),
+        Option("fence_broker_limit", 0, "FenceBrokerLimit", min=0, max=2),
+        Option("leader_shrink_isr_limit", 0, "LeaderShrinkIsrLimit", min=0, max=2),
         Option("reassignment_limit", 0, "ReassignmentLimit (only 0: reassignment is not modelled)", min=0, max=0),
     )
 
@@ -107,8 +107,9 @@ class KraftState(Model):
         perturbations = restarts + s["fence_broker_limit"]
         out_of_sync = s["replication_factor"] - s["init_isr_size"]
         # every perturbation adds at most one partition change, and healing (unfence, register,
-        # expand the ISR) at most three more; a shrink removes up to RF - 1 members at once
-        self.md_capacity = 1 + 4 * perturbations + 2 * out_of_sync + s["leader_shrink_isr_limit"] * n
+        # expand the ISR) at most three more; a shrink removes up to RF - 1 members at once; one
+        # slot more than ever needed, so that tests can check the bound never binds
+        self.md_capacity = 2 + 4 * perturbations + 2 * out_of_sync + s["leader_shrink_isr_limit"] * n
         self.md = range(self.md_capacity)
         self.max_epoch = self.md_capacity + 1  # leader and partition epochs start at 1 or 2, +1 per record
         self.epochs = range(self.max_epoch + 1)
