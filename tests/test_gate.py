@@ -48,14 +48,14 @@ def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     rc, out, err = run_kmc("gate", str(DOGFOOD), "--quiet", "--junit", str(junit))
     assert rc == 0, out + err
-    assert "12 of 12 checks match" in out
+    assert "15 of 15 checks match" in out
     validate_junit(junit)
 
 
 def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     checks = tomllib.loads(DOGFOOD.read_text())["check"]
     by = {(c["model"], c["settings"]["mode"]): c for c in checks}
-    assert len(by) == 12  # every mode of every model
+    assert len(by) == 15  # every mode of every model
     # tests/test_replication_verdicts.py (TLC on the published spec, tests/reference/tlc-replication.md
     # table B): strong-isr 9 steps in hw, 11 in kip101
     assert by["replication", "hw"]["expect"]["strong-isr"] == "violated 9"
@@ -78,6 +78,12 @@ def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     assert by["transactions", "kip98"]["expect"]["no-hanging-transaction"] == "violated 9"
     assert by["transactions", "kip98"]["expect"]["own-transaction"] == "violated 13"
     assert set(by["transactions", "kip890"]["expect"].values()) == {"holds"}
+    # tests/test_kraft.py (TLC on the KRaft spec, tests/reference/tlc-kraft.md): the last replica standing
+    # in v3.5 at TLC's lengths; AvoidLastReplicaStanding and KIP-966 hold on the same bounds
+    assert by["kraft", "v3.5"]["expect"]["leader-completeness"] == "violated 7"
+    assert by["kraft", "v3.5"]["expect"]["no-committed-record-lost-globally"] == "violated 16"
+    for mode in ("v3.5-avoid-lrs", "kip966"):
+        assert set(by["kraft", mode]["expect"].values()) == {"holds"}
 
 
 def test_regression_fails_with_12_and_a_trace(run_kmc, tmp_path: Path, regression: None) -> None:
