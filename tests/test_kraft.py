@@ -165,3 +165,19 @@ def test_vector_equals_scalar_on_a_violation() -> None:
     a = vector.check(model, chosen, Limits(max_depth=8, keep_going=True))
     b = bfs.check(model, chosen, Limits(max_depth=8, keep_going=True))
     assert (a.distinct_states, verdicts(a)) == (b.distinct_states, verdicts(b)) and verdicts(a)
+
+
+@pytest.mark.slow
+def test_bmc_finds_the_last_replica_standing_at_its_length() -> None:
+    """z3 bounded model checking finds leader-completeness violated in exactly 7 steps (TLC's
+    length, b2-LRS-v35--LeaderCompletenessProperty), with a trace that replays, and nothing
+    within 6."""
+    from kmc.engines.symbolic import bmc
+    from kmc.traces.replay import replay
+
+    model, invariants = build("kraft", mode="v3.5", **LRS)
+    chosen = [i for i in invariants if i.name == "leader-completeness"]
+    got = bmc.check(model, chosen, Limits(max_depth=8))
+    trace = got.invariants["leader-completeness"].trace
+    assert trace is not None and trace.length == 7
+    replay(trace, chosen[0])

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, State, StateView, action
+from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, State, StateView, action, distinct
 from kmc.model.kraft_controller import PARTITION_EPOCH, KraftController
 from kmc.model.kraft_effects import Flat, cases, merge, nested, row, when
 from kmc.model.kraft_state import (
@@ -40,10 +40,6 @@ TIMED_OUT = Domain(lambda m: range(2 ** len(m.B)),
                    lambda mask: "{" + ",".join(f"b{b + 1}" for b in range(8) if mask >> b & 1) + "}")
 VALUE = Domain(lambda m: m.V, lambda v: "ABCDEFGH"[v])
 CLEAN = Domain(lambda m: (0, 1), lambda c: "clean" if c else "unclean")
-
-
-def distinct(a: int, b: int) -> bool:
-    return a != b
 
 
 class Kraft(KraftController):
