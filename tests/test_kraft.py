@@ -124,6 +124,23 @@ def test_a_committed_record_is_lost_everywhere_at_tlc_length() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("name,settings,invariant,steps", [
+    ("b2-ALL-v35", dict(TWO, fence_broker_limit=1, clean_shutdown_limit=1, unclean_shutdown_limit=1,
+                        leader_shrink_isr_limit=1), "leader-completeness", 7),
+    ("b2-ALL-v35", dict(TWO, fence_broker_limit=1, clean_shutdown_limit=1, unclean_shutdown_limit=1,
+                        leader_shrink_isr_limit=1), "leader-candidate-completeness", 7),
+    ("b3i2-LRS-v35", dict(THREE, init_isr_size=2, min_insync_replicas=2, fence_broker_limit=1,
+                          unclean_shutdown_limit=1), "leader-completeness", 7),
+    ("b3i2-LRS-v35", dict(THREE, init_isr_size=2, min_insync_replicas=2, fence_broker_limit=1,
+                          unclean_shutdown_limit=1), "consistent-read", 8),
+])
+def test_more_lrs_bounds_at_tlc_lengths(name: str, settings: dict[str, int], invariant: str, steps: int) -> None:
+    """tests/reference/tlc-kraft.md, runs b2-ALL-v35--* and b3i2-LRS-v35--*."""
+    model, invariants = build("kraft", mode="v3.5", **settings)
+    assert shortest(model, invariants, invariant).length == steps
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["v3.5-avoid-lrs", "kip966"])
 def test_the_fixes_hold_on_the_lrs_bounds(mode: str) -> None:
     """b2-LRS-v35-alrs and b2-LRS-kip966: every invariant holds (TLC's verdict under the VIEW)."""
