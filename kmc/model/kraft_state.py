@@ -73,10 +73,10 @@ class KraftState(Model):
         Option("init_isr_size", 2, "InitIsrSize: replicas outside it start out of sync and fenced", min=1, max=3),
         Option("min_insync_replicas", 1, "MinISR (min.insync.replicas)", min=1, max=3),
         Option("values", 1, "|Values|: the records producers may write", min=1, max=2),
-        Option("clean_shutdown_limit", 0, "CleanShutdownLimit (kip966: NoDataLossShutdownLimit)", min=0, max=2),
-        Option("unclean_shutdown_limit", 0, "UncleanShutdownLimit (kip966: DataLossShutdownLimit)", min=0, max=2),
-        Option("fence_broker_limit", 0, "FenceBrokerLimit", min=0, max=2),
-        Option("leader_shrink_isr_limit", 0, "LeaderShrinkIsrLimit", min=0, max=2),
+        Option("clean_shutdown_limit", 0, "CleanShutdownLimit (kip966: NoDataLossShutdownLimit)", min=0, max=1),
+        Option("unclean_shutdown_limit", 0, "UncleanShutdownLimit (kip966: DataLossShutdownLimit)", min=0, max=1),
+        Option("fence_broker_limit", 0, "FenceBrokerLimit", min=0, max=1),
+        Option("leader_shrink_isr_limit", 0, "LeaderShrinkIsrLimit", min=0, max=1),
         Option("reassignment_limit", 0, "ReassignmentLimit (only 0: reassignment is not modelled)", min=0, max=0),
     )
 
