@@ -56,8 +56,8 @@ def test_the_three_interpretations_agree(name: str, settings: dict[str, Any]) ->
 
 def test_the_default_cases_cover_every_mode_choice_and_switch() -> None:
     """5 + 1 replication (with truncate_to_end_offset), 3 x 4 acks x 2 fetch, 2 idempotence,
-    2 transactions."""
-    assert len(CASES) == 10 + 24 + 2 + 2
+    2 transactions, 3 kraft."""
+    assert len(CASES) == 10 + 24 + 2 + 2 + 3
 
 
 def states_for(model: Model) -> int:
