@@ -218,3 +218,17 @@ def test_bmc_finds_the_last_replica_standing_at_its_length() -> None:
     trace = got.invariants["leader-completeness"].trace
     assert trace is not None and trace.length == 7
     replay(trace, chosen[0])
+
+
+@pytest.mark.parametrize("settings,message", [
+    (dict(replication_factor=3), "--replication-factor (3) must be at most --brokers (2)"),
+    (dict(brokers=3, replication_factor=3, min_insync_replicas=3), "--min-insync-replicas (3) must be at most "
+                                                                    "--init-isr-size (2)"),
+    (dict(reassignment_limit=1), "--reassignment-limit must be from 0 to 0 (got 1)"),
+])
+def test_bad_settings_are_one_line(settings: dict[str, int], message: str) -> None:
+    from kmc.errors import BadInput
+
+    with pytest.raises(BadInput) as e:
+        build("kraft", **settings)
+    assert str(e.value) == message
