@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
-from kmc.model.core import NONE, Backend, Bool, Invariant, StateView, invariant
+from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.transactions import Transactions
 from kmc.model.transactions_view import (
     ABORT, COMMIT, COMPLETE_ABORT, COMPLETE_COMMIT, DATA, ONGOING, PREPARE_ABORT, PREPARE_COMMIT,
@@ -44,11 +44,37 @@ def atomic_commit(m: Transactions, s: StateView, X: Backend) -> Bool:
     )
 
 
+def resolving_txn(m: Transactions, s: StateView, X: Backend, p: int, o: int) -> Int:
+    """The transaction (ghost) of the first marker after offset o in p's log (NONE: still open)."""
+    res: Int = NONE
+    for r in reversed(m.offsets[o + 1:]):
+        res = X.ite(is_marker(s, X, p, r), s.log_txn[p][r], res)
+    return res
+
+
 @invariant("no-aborted-reads")
 def no_aborted_reads(m: Transactions, s: StateView, X: Backend) -> Bool:
-    """a read_committed consumer returns only records a COMMIT marker resolves, never aborted or open ones"""
-    return X.forall(m.P, lambda p: X.forall(m.offsets, lambda o: X.implies(
-        s.returned[p][o] == 1, m.resolution(s, X, p, o) == COMMIT)))
+    """a read_committed consumer returns only records a COMMIT marker resolves, never aborted or open ones;
+    with --end-txn-in-flight, never one committed by a transaction whose abortTransaction returned"""
+    def committed(p: int, o: int) -> Bool:
+        if not m.end_txn_in_flight:
+            return m.resolution(s, X, p, o) == COMMIT
+        aborted = X.at(s.told, resolving_txn(m, s, X, p, o)) == 0
+        return X.and_(m.resolution(s, X, p, o) == COMMIT, X.not_(aborted))
+
+    return X.forall(m.P, lambda p: X.forall(m.offsets, lambda o: X.implies(s.returned[p][o] == 1, committed(p, o))))
+
+
+@invariant("no-lost-writes")
+def no_lost_writes(m: Transactions, s: StateView, X: Backend) -> Bool:
+    """(--end-txn-in-flight) no record written in a transaction whose commitTransaction returned is
+    aborted: an ABORT marker never resolves it"""
+    def kept(p: int, o: int) -> Bool:
+        written = X.and_(o < s.log_end[p], s.log_kind[p][o] == DATA)
+        told_committed = X.at(s.told, s.log_txn[p][o]) == COMMIT
+        return X.implies(X.and_(written, told_committed), m.resolution(s, X, p, o) != ABORT)
+
+    return X.forall(m.P, lambda p: X.forall(m.offsets, lambda o: kept(p, o)))
 
 
 @invariant("zombie-fenced")
@@ -100,7 +126,10 @@ def exactly_once(m: Transactions, s: StateView, X: Backend) -> Bool:
 
 
 def invariants(m: Transactions) -> list[Invariant]:
+    """The model's invariants; `no-lost-writes` needs --end-txn-in-flight's ghost of what the
+    producer was told."""
+    lost = [no_lost_writes(m)] if m.end_txn_in_flight else []
     return [
-        atomic_commit(m), no_aborted_reads(m), zombie_fenced(m), exactly_once(m),
+        atomic_commit(m), no_aborted_reads(m), *lost, zombie_fenced(m), exactly_once(m),
         no_hanging_transaction(m), own_transaction(m), type_ok(m.schema),
     ]

@@ -30,6 +30,11 @@ Modes:
 KIP-890's two changes are actions of their own (`verified_partition_append`,
 `end_txn_bumping_epoch`), which `actions()` picks in kip890 mode in place of KIP-98's.
 
+Ending a transaction (EndTxn, the markers, completion, failover) is in
+kmc/model/transactions_end.py, a mixin of this class. `--end-txn-in-flight` (off by default)
+lets EndTxn requests stay in the network past request.timeout.ms, as produce requests can:
+the producer retries or aborts, and the delayed request lands later (KAFKA-17754).
+
 See docs/transactions.md for each rule and the KIP or seed section it comes from.
 """
 
@@ -37,13 +42,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.model.core import (
-    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
-)
+from kmc.model.core import NONE, Action, Backend, Bool, Effect, Field, Int, Model, Option, Schema, State, StateView, action
+from kmc.model.transactions_end import TransactionEnd
 from kmc.model.transactions_view import (
-    ABORT, ACKED, AWAITING, COMMIT, COMPLETE_ABORT, COMPLETE_COMMIT, DATA, EMPTY, FENCED, GAVE_UP, IN_TRANSACTION,
-    ONGOING, PREPARE_ABORT, PREPARE_COMMIT, READY, UNINITIALISED, UNSENT, describe, partition_name,
-    producer_name,
+    ABORT, ACKED, AWAITING, COMPLETE_ABORT, DATA, EMPTY, FENCED, GAVE_UP, IN_TRANSACTION, ONGOING, PARTITION,
+    PREPARE_ABORT, PRODUCER, READY, UNINITIALISED, UNSENT, describe,
 )
 
 MODES = {
@@ -51,12 +54,8 @@ MODES = {
     "kip890": "partition verifies the transaction before a first write; epoch bumped at every transaction end (KIP-890)",
 }
 
-PRODUCER = Domain(lambda m: m.I, producer_name)
-PARTITION = Domain(lambda m: m.P, partition_name)
-DECISION = Domain(lambda m: (1, 0), lambda c: "commit" if c else "abort")
 
-
-class Transactions(Model):
+class Transactions(TransactionEnd, Model):
     name = "transactions"
     invariants_module = "kmc.invariants.transactions"
     summary = "transactional producers, coordinator, transaction log, markers, fencing and read_committed (KIP-98, KIP-890)"
@@ -69,6 +68,8 @@ class Transactions(Model):
         Option("transactions", 2, "transactions begun over the whole run", min=1, max=3),
         Option("inputs", 1, "input records the application consumes", min=1, max=2),
         Option("max_failovers", 1, "transaction coordinator failovers in a run", min=0, max=2),
+        Option("end_txn_in_flight", False, "EndTxn requests delayed past request.timeout.ms, retried or "
+               "followed by an abort, landing late (KAFKA-17754)"),
     )
 
     # -- layout ----------------------------------------------------------------------------
@@ -81,6 +82,7 @@ class Transactions(Model):
         self.N: int = s["inputs"]
         self.max_failovers: int = s["max_failovers"]
         self.kip890 = self.mode == "kip890"
+        self.end_txn_in_flight: bool = s["end_txn_in_flight"]
         # every transaction leaves at most one record and one marker per partition, a
         # failover one marker sent again, and a late write one record more
         self.L = 2 * self.T + self.max_failovers + 1
@@ -142,6 +144,7 @@ class Transactions(Model):
                 Field("marked_group", lo=0, hi=1, doc="marker written to the offsets (volatile)"),
                 Field("failovers", lo=0, hi=self.max_failovers, doc="coordinator failovers so far"),
                 Field("next_txn", lo=0, hi=T, doc="transactions begun so far"),
+                *(self.in_flight_fields() if self.end_txn_in_flight else []),
             ]
         )
 
@@ -162,6 +165,7 @@ class Transactions(Model):
                 group_offset=0, pending_offset=NONE, group_marker_kind=NONE, group_marker_txn=NONE,
                 co_state=EMPTY, co_epoch=NONE, co_txn=NONE, co_parts=[0] * P, co_group=0,
                 marked=[0] * P, marked_group=0, failovers=0, next_txn=0,
+                **(self.in_flight_initial() if self.end_txn_in_flight else {}),
             )
         ]
 
@@ -188,17 +192,16 @@ class Transactions(Model):
             lso = X.ite(unresolved, o, lso)
         return lso
 
-    def coordinator_open(self, s: StateView, X: Backend) -> Bool:
-        return X.or_(s.co_state == ONGOING, s.co_state == PREPARE_COMMIT, s.co_state == PREPARE_ABORT)
-
-    def preparing(self, s: StateView, X: Backend) -> Bool:
-        return X.or_(s.co_state == PREPARE_COMMIT, s.co_state == PREPARE_ABORT)
-
     def joinable(self, s: StateView, X: Backend, i: int) -> Bool:
         """The coordinator takes the instance's AddPartitionsToTxn / AddOffsetsToTxn: same epoch,
-        and not completing a transaction (CONCURRENT_TRANSACTIONS: the client retries later)."""
+        and not completing a transaction (CONCURRENT_TRANSACTIONS: the client retries later); the
+        producer adds nothing once it has sent EndTxn."""
         return X.and_(s.phase[i] == IN_TRANSACTION, s.abortable[i] == 0, s.epoch[i] == s.co_epoch,
-                      X.not_(self.preparing(s, X)))
+                      X.not_(self.preparing(s, X)), *self.not_ending(s, i))
+
+    def not_ending(self, s: StateView, i: int) -> list[Bool]:
+        """With --end-txn-in-flight: no EndTxn of the instance timed out (it sends nothing more)."""
+        return [s.unanswered[i] == NONE] if self.end_txn_in_flight else []
 
     def join(self, s: StateView, X: Backend, i: int) -> Effect:
         """Coordinator effect of adding to the instance's transaction: Ongoing, logged."""
@@ -210,14 +213,6 @@ class Transactions(Model):
             "co_group": X.ite(fresh, 0, s.co_group),
         }
 
-    def reset_transaction(self, i: int) -> Effect:
-        """The instance's client-side transaction state, cleared."""
-        P = len(self.P)
-        return {
-            "txn": {i: NONE}, "input": {i: NONE}, "added": {i: [0] * P}, "write": {i: [UNSENT] * P},
-            "offsets_sent": {i: 0}, "abortable": {i: 0},
-        }
-
     # -- actions ---------------------------------------------------------------------------
 
     def actions(self) -> Sequence[Action]:
@@ -225,9 +220,10 @@ class Transactions(Model):
         shortest trace is found); kip890 takes KIP-890's partition append and transaction end."""
         append, end = ((self.verified_partition_append, self.end_txn_bumping_epoch) if self.kip890
                        else (self.partition_append, self.end_txn))
+        ends = [self.answered_end_txn, self.end_txn_timeout, self.delayed_end_txn] if self.end_txn_in_flight else [end]
         acts = [
             self.init_producer_id, self.begin_transaction, self.add_partition, self.send, self.request_timeout,
-            append, self.send_offsets, end, self.fenced, self.write_marker, self.write_offsets_marker,
+            append, self.send_offsets, *ends, self.fenced, self.write_marker, self.write_offsets_marker,
             self.complete_txn, self.consume,
         ]
         if self.max_failovers:
@@ -289,7 +285,7 @@ class Transactions(Model):
         """The producer sends its output record for the input to a partition it added, with
         producer id, epoch and the next sequence number. [002 C; KIP-98]"""
         return X.and_(s.phase[i] == IN_TRANSACTION, s.abortable[i] == 0, s.added[i][p] == 1,
-                      s.write[i][p] == UNSENT, s.request[i][p] == 0)
+                      s.write[i][p] == UNSENT, s.request[i][p] == 0, *self.not_ending(s, i))
 
     @send.effect
     def _(self, s: StateView, X: Backend, i: int, p: int) -> Effect:
@@ -383,57 +379,6 @@ class Transactions(Model):
     def _(self, s: StateView, X: Backend, i: int) -> Effect:
         return {**self.join(s, X, i), "co_group": 1, "pending_offset": s.input[i] + 1, "offsets_sent": {i: 1}}
 
-    def may_end(self, s: StateView, X: Backend, i: int, commit: int) -> Bool:
-        """EndTxn is sent: to commit, every write acknowledged and the offsets sent; to abort, no
-        write still awaited."""
-        base = X.and_(s.phase[i] == IN_TRANSACTION, X.not_(X.exists(self.P, lambda p: s.write[i][p] == AWAITING)),
-                      X.or_(s.epoch[i] == s.co_epoch, X.not_(s.co_state == ONGOING)))
-        if commit:
-            done = X.forall(self.P, lambda p: X.and_(s.added[i][p] == 1, s.write[i][p] == ACKED))
-            return X.and_(base, s.abortable[i] == 0, s.offsets_sent[i] == 1, done, s.co_state == ONGOING,
-                          s.epoch[i] == s.co_epoch)
-        return base
-
-    def ours(self, s: StateView, X: Backend, i: int) -> Bool:
-        """The coordinator's Ongoing transaction is the instance's (else there is nothing to end)."""
-        return X.and_(s.co_state == ONGOING, s.epoch[i] == s.co_epoch)
-
-    def prepare(self, s: StateView, X: Backend, i: int, commit: int) -> Effect:
-        """The coordinator logs PrepareCommit or PrepareAbort; the instance is ready for the next."""
-        return {
-            **self.reset_transaction(i),
-            "phase": {i: READY},
-            "position": {i: s.input[i] + 1 if commit else NONE},
-            "co_state": X.ite(self.ours(s, X, i), PREPARE_COMMIT if commit else PREPARE_ABORT, s.co_state),
-        }
-
-    @action(producer=PRODUCER, commit=DECISION)
-    def end_txn(self, s: StateView, X: Backend, i: int, commit: int) -> Bool:
-        """commitTransaction (every write acknowledged and the offsets sent) or abortTransaction
-        (no write still awaited): EndTxn makes the coordinator log PrepareCommit or PrepareAbort,
-        the point of no return. [002 A.3, D]"""
-        return self.may_end(s, X, i, commit)
-
-    @end_txn.effect
-    def _(self, s: StateView, X: Backend, i: int, commit: int) -> Effect:
-        return self.prepare(s, X, i, commit)
-
-    @action(name="end_txn", producer=PRODUCER, commit=DECISION)
-    def end_txn_bumping_epoch(self, s: StateView, X: Backend, i: int, commit: int) -> Bool:
-        """(kip890) As end_txn, and the coordinator bumps the epoch and returns it to the producer
-        (KIP-890 part 2). [002 A.3, D; KIP-890]"""
-        return self.may_end(s, X, i, commit)
-
-    @end_txn_bumping_epoch.effect
-    def _(self, s: StateView, X: Backend, i: int, commit: int) -> Effect:
-        ours, epoch = self.ours(s, X, i), s.co_epoch + 1
-        return {
-            **self.prepare(s, X, i, commit),
-            "co_epoch": X.ite(ours, epoch, s.co_epoch),
-            "epoch": {i: X.ite(ours, epoch, s.epoch[i])},
-            "seq": {i: [X.ite(ours, 0, s.seq[i][p]) for p in self.P]},
-        }
-
     @action(producer=PRODUCER)
     def fenced(self, s: StateView, X: Backend, i: int) -> Bool:
         """An instance whose epoch a newer InitProducerId superseded gets ProducerFenced from the
@@ -443,67 +388,6 @@ class Transactions(Model):
     @fenced.effect
     def _(self, s: StateView, X: Backend, i: int) -> Effect:
         return {**self.reset_transaction(i), "phase": {i: FENCED}}
-
-    # -- the coordinator -------------------------------------------------------------------
-
-    @action(partition=PARTITION)
-    def write_marker(self, s: StateView, X: Backend, p: int) -> Bool:
-        """Phase 2: the coordinator writes the COMMIT or ABORT marker, with the transaction's
-        epoch, to every partition in the transaction. [002 D; KIP-98]"""
-        return X.and_(self.preparing(s, X), s.co_parts[p] == 1, s.marked[p] == 0, s.log_end[p] < self.L)
-
-    @write_marker.effect
-    def _(self, s: StateView, X: Backend, p: int) -> Effect:
-        kind = X.ite(s.co_state == PREPARE_COMMIT, COMMIT, ABORT)
-        end = s.log_end[p]
-        # a marker sent again after a failover is not appended twice in a row
-        again = X.and_(end > 0, X.at(s.log_kind[p], end - 1) == kind, X.at(s.log_txn[p], end - 1) == s.co_txn)
-        at_end = [X.and_(X.not_(again), o == end) for o in self.offsets]
-        newer = s.co_epoch > s.part_epoch[p]
-        return {
-            "log_kind": {p: [X.ite(at_end[o], kind, s.log_kind[p][o]) for o in self.offsets]},
-            "log_epoch": {p: [X.ite(at_end[o], s.co_epoch, s.log_epoch[p][o]) for o in self.offsets]},
-            "log_txn": {p: [X.ite(at_end[o], s.co_txn, s.log_txn[p][o]) for o in self.offsets]},
-            "log_end": {p: X.ite(again, end, end + 1)},
-            "part_epoch": {p: X.max_(s.co_epoch, s.part_epoch[p])},
-            "part_seq": {p: X.ite(newer, NONE, s.part_seq[p])},
-            "marked": {p: 1},
-        }
-
-    @action()
-    def write_offsets_marker(self, s: StateView, X: Backend) -> Bool:
-        """The marker reaches the group's offsets partition: on commit the pending offset becomes
-        the committed one, on abort it is dropped. [002 offsets in the transaction]"""
-        return X.and_(self.preparing(s, X), s.co_group == 1, s.marked_group == 0)
-
-    @write_offsets_marker.effect
-    def _(self, s: StateView, X: Backend) -> Effect:
-        commit = X.and_(s.co_state == PREPARE_COMMIT, s.pending_offset != NONE)
-        return {"group_offset": X.ite(commit, s.pending_offset, s.group_offset), "pending_offset": NONE,
-                "marked_group": 1, "group_marker_txn": s.co_txn,
-                "group_marker_kind": X.ite(s.co_state == PREPARE_COMMIT, COMMIT, ABORT)}
-
-    @action()
-    def complete_txn(self, s: StateView, X: Backend) -> Bool:
-        """Once every marker is written the coordinator logs CompleteCommit or CompleteAbort. [002 D]"""
-        marked = X.forall(self.P, lambda p: X.implies(s.co_parts[p] == 1, s.marked[p] == 1))
-        return X.and_(self.preparing(s, X), X.implies(s.co_group == 1, s.marked_group == 1), marked)
-
-    @complete_txn.effect
-    def _(self, s: StateView, X: Backend) -> Effect:
-        P = len(self.P)
-        return {"co_state": X.ite(s.co_state == PREPARE_COMMIT, COMPLETE_COMMIT, COMPLETE_ABORT),
-                "co_parts": [0] * P, "co_group": 0, "marked": [0] * P, "marked_group": 0}
-
-    @action()
-    def coordinator_failover(self, s: StateView, X: Backend) -> Bool:
-        """The broker leading the transaction log partition fails; the new coordinator rebuilds
-        the transaction's state from the log and sends the markers of a Prepare* state again. [002 B]"""
-        return s.failovers < self.max_failovers
-
-    @coordinator_failover.effect
-    def _(self, s: StateView, X: Backend) -> Effect:
-        return {"marked": [0] * len(self.P), "marked_group": 0, "failovers": s.failovers + 1}
 
     # -- the read_committed consumer -------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kmc.model.core import NONE, State
+from kmc.model.core import NONE, Domain, State
 
 # coordinator transaction states (TransactionState in Kafka)
 EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT = range(6)
@@ -22,6 +22,9 @@ PHASE_NAMES = ("uninitialised", "ready", "in transaction", "fenced")
 UNSENT, AWAITING, ACKED, GAVE_UP = range(4)
 WRITE_NAMES = ("-", "awaiting", "acked", "gave up")
 
+# EndTxn's decision, as its `committed` flag: 0 abort, 1 commit
+DECISION_NAMES = ("abort", "commit")
+
 
 def producer_name(i: int) -> str:
     return f"p{i + 1}"
@@ -35,6 +38,12 @@ def txn_name(t: int) -> str:
     return "-" if t == NONE else f"T{t + 1}"
 
 
+# action parameters: the producer instances, the output partitions, EndTxn's decision
+PRODUCER = Domain(lambda m: m.I, producer_name)
+PARTITION = Domain(lambda m: m.P, partition_name)
+DECISION = Domain(lambda m: (1, 0), lambda c: "commit" if c else "abort")
+
+
 
 def describe(m: Any, state: State) -> dict[str, str]:
     """The transactions model's state, field by field, for traces."""
@@ -46,6 +55,8 @@ def describe(m: Any, state: State) -> dict[str, str]:
         out[n] = f"{PHASE_NAMES[v.phase[i]]}, epoch {epoch}"
         if v.phase[i] == IN_TRANSACTION:
             out[f"{n}.txn"] = f"{txn_name(v.txn[i])} on input {v.input[i]}" + (" (abortable)" if v.abortable[i] else "")
+            if m.end_txn_in_flight and v.unanswered[i] != NONE:
+                out[f"{n}.txn"] += f", {DECISION_NAMES[v.unanswered[i]]} timed out"
             for p in m.P:
                 if v.added[i][p]:
                     out[f"{n}.{partition_name(p)}"] = f"added, write {WRITE_NAMES[v.write[i][p]]}"
@@ -56,6 +67,9 @@ def describe(m: Any, state: State) -> dict[str, str]:
                 out[f"network {n}->{partition_name(p)}"] = (
                     f"produce(epoch {v.request_epoch[i][p]}, seq {v.request_seq[i][p]}, "
                     f"{txn_name(v.request_txn[i][p])}, input {v.request_input[i][p]})")
+        if m.end_txn_in_flight and v.end_req[i] != NONE:
+            out[f"network {n}->coordinator"] = (
+                f"EndTxn({DECISION_NAMES[v.end_req[i]]}, epoch {v.end_req_epoch[i]}, {txn_name(v.end_req_txn[i])})")
     parts = [partition_name(p) for p in m.P if v.co_parts[p]] + (["offsets"] if v.co_group else [])
     epoch = "-" if v.co_epoch == NONE else str(v.co_epoch)
     out["coordinator"] = f"{STATE_NAMES[v.co_state]} {txn_name(v.co_txn)}, epoch {epoch}, partitions {{{','.join(parts)}}}"
@@ -76,4 +90,7 @@ def describe(m: Any, state: State) -> dict[str, str]:
     pending = "" if v.pending_offset == NONE else f", pending {v.pending_offset}"
     out["group.offset"] = f"{v.group_offset}{pending}"
     out["coordinator failovers"] = str(v.failovers)
+    if m.end_txn_in_flight:
+        told = [f"{txn_name(t)} {'committed' if v.told[t] else 'aborted'}" for t in range(m.T) if v.told[t] != NONE]
+        out["producer was told"] = ", ".join(told) or "-"
     return out
