@@ -3,7 +3,7 @@
 A model is named on the command line (and in baselines, bench configurations and saved
 traces) in one of three ways:
 
-- kmc's own models by name: `replication`, `fetch`, `idempotence`, `transactions`;
+- kmc's own models by name: `replication`, `fetch`, `idempotence`, `transactions`, `kraft`;
 - a model an installed package registers under the entry-point group `kmc.models`
   (`[project.entry-points."kmc.models"] my-model = "my_pkg.model:MyModel"` in its own
   pyproject.toml), by that name;
@@ -41,6 +41,7 @@ MODELS: dict[str, str] = {
     "fetch": "kmc.model.fetch:Fetch",
     "idempotence": "kmc.model.idempotence:Idempotence",
     "transactions": "kmc.model.transactions:Transactions",
+    "kraft": "kmc.model.kraft:Kraft",
 }
 
 

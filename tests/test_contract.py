@@ -59,8 +59,14 @@ def test_model_keeps_the_contract_under_every_option_combination(name: str) -> N
     assert problems == []
 
 
+# kraft has ten int options: their full product is 1440 accepted combinations, about 9 minutes
+# at the 0.37 s a combination the test above measures (an estimate, not run); it is left out here
+# and keeps the one-at-a-time combinations above (every mode, each option at min, default, max)
+FULL_PRODUCT = [name for name in registry.MODELS if name != "kraft"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(registry.MODELS))
+@pytest.mark.parametrize("name", FULL_PRODUCT)
 def test_model_keeps_the_contract_under_the_full_product_of_options(name: str) -> None:
     """The full product of int options at min, default, max, crossed with every choice and
     switch: 810 combinations of replication (20 s), 1944 of fetch (20 s; 648 refused), 54 of
