@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -95,8 +96,11 @@ def main() -> None:
     skip = {int(x) for x in args.skip_tlc.split(",") if x}
     print("| RMs | distinct states | depth | kmc s | TLC s | TLC / kmc | kmc peak bytes/state |")
     print("|----:|----------------:|------:|------:|------:|----------:|---------------------:|")
+    loads = []
     for rms in [int(x) for x in args.rms.split(",")]:
+        load = [os.getloadavg()[0]]  # the machine may be shared: the 1-minute load around each run
         kmc = run_kmc(rms, symmetry=False)
+        load.append(os.getloadavg()[0])
         tlc_s, ratio = "not run", ""
         if rms not in skip:
             with tempfile.TemporaryDirectory(prefix="kmc-tlc-") as scratch:
@@ -106,9 +110,14 @@ def main() -> None:
                 sys.exit(f"{rms} RMs: TLC found {tlc.distinct:,} states, depth {tlc.depth}; "
                          f"kmc {kmc.distinct:,}, depth {kmc.depth}")
             tlc_s, ratio = f"{tlc.seconds:.1f}", f"{tlc.seconds / kmc.seconds:.1f}x"
+            load.append(os.getloadavg()[0])
         per_state = (kmc.peak_bytes or 0) / kmc.distinct
         print(f"| {rms} | {kmc.distinct:,} | {kmc.depth} | {kmc.seconds:.1f} | {tlc_s} | {ratio} | {per_state:.1f} |",
               flush=True)
+        loads.append(f"{rms} RMs: load average {load[0]:.1f} before kmc, {load[1]:.1f} after kmc"
+                     + (f", {load[2]:.1f} after TLC" if len(load) > 2 else ""))
+        print(f"<!-- {loads[-1]} -->", file=sys.stderr, flush=True)
+    print("\n" + "\n".join(loads))
 
 
 if __name__ == "__main__":

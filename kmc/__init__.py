@@ -5,6 +5,10 @@ The public surface (docs/api.md): `check` runs a model with an engine and return
 and its invariants by name; `Limits` bounds a run.
 """
 
+from kmc import simd
+
+simd.prefer_avx2_sort()  # before anything imports numpy (kmc/simd.py)
+
 from kmc.engines.result import CheckResult, Verdict
 from kmc.engines.run import ENGINES, check
 from kmc.engines.search import Limits

@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "kmc.model": 20,
     "kmc.tomlfile": 10,
     "kmc.errors": 10,
+    "kmc.simd": 10,
 }
 
 

@@ -33,6 +33,7 @@ from kmc.engines.vector.edges import StateGraph, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Visited, first_occurrences
 from kmc.engines.vector.levelstep import Block, LevelStep
+from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress
 from kmc.semantics.scalar import ScalarModel
 from kmc.engines.search import Limits, ProgressHook, Violations, finish
@@ -84,6 +85,7 @@ class Search:
         self.schema = model.schema
         self.fmt = self.step.fmt
         self.visited = Visited(self.fmt)
+        self.seen = KeyFilter()  # in front of the visited set: most new keys skip its search
         self.violations = Violations(invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index)
         self.initial: list[State] = []  # level 1, concrete
@@ -137,7 +139,7 @@ class Search:
         return (None if level is None else self.step.unpack(level)), depth
 
     def result(self, depth: int) -> CheckResult:
-        stored = self.visited.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
+        stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
         distinct = len(self.visited)
         links = self._traces()
         result = finish(self.model, "vector", self.started, self.violations, links.get,
@@ -196,8 +198,11 @@ class Search:
         limits; add the new states to the next level."""
         sort_key, extras = self.fmt.split(canonical)
         s, e, first = first_occurrences(sort_key, extras, rank)
-        known, _ = self.visited.find(s, e)
         earlier, pos = nxt.keys.find(s, e)
+        unsure = np.flatnonzero(~earlier)
+        unsure = unsure[self.seen.maybe(s[unsure])]  # the others are certainly not visited
+        known = np.zeros(len(s), dtype=bool)
+        known[unsure] = self.visited.find(s[unsure], [x[unsure] for x in e])[0]
         new = np.flatnonzero(~(known | earlier))
         order = new[argsort_unique(first[new])]  # the new keys, in the scalar engine's order
         level_rank = first[order]
@@ -233,6 +238,7 @@ class Search:
         """Merge a finished level's keys into the visited set; its packed words (words x states)."""
         keys = nxt.keys
         self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
+        self.seen.add(keys.sort_key, self.visited.sort_key)
         if depth > 0:
             self.parents.append(_concat(nxt.parents, np.int32))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))

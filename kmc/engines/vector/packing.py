@@ -149,8 +149,13 @@ class Packing:
         for w, (s, e) in enumerate(self.spans):
             rest = words[w].copy()
             for j in range(e - 1, s - 1, -1):
-                rest, digit = np.divmod(rest, U64(self.radix[j]))
-                np.add(digit, self.lo[j], out=out[j], casting="unsafe")
+                r = int(self.radix[j])
+                if r & (r - 1) == 0:  # a power of two: a mask and a shift, several times faster than a division
+                    np.add(rest & U64(r - 1), self.lo[j], out=out[j], casting="unsafe")
+                    rest >>= U64(r.bit_length() - 1)
+                else:
+                    rest, digit = np.divmod(rest, U64(r))
+                    np.add(digit, self.lo[j], out=out[j], casting="unsafe")
         return out
 
     def unpack_state(self, words: Sequence[int]) -> tuple[int, ...]:

@@ -1,0 +1,64 @@
+"""A bit per hashed key in front of the sorted visited set: most keys not visited skip its search.
+
+Searching the sorted visited set (kmc/engines/vector/keyset.py) is a binary search per key,
+a cache miss at nearly every step once the set is larger than the cache. Most of a chunk's
+distinct candidates are often not visited: at two-phase commit, none is (every path to a
+state has the same length, so a successor is never in an earlier level). This filter is a
+bit array with one hash (a Bloom filter with k = 1), of at least 8 bits per visited key:
+a key whose bit is clear is certainly not visited, and only the others (about 1 in 8 of
+the unvisited ones, at most) are searched. Exact either way: the filter only ever skips
+searches whose answer is "not found".
+
+It costs 1 to 2 bytes per visited state; it is rebuilt, a block of keys at a time, when the
+set outgrows it (doubling, so each key is hashed O(1) times on average).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kmc.engines.vector.keyset import mix
+
+U64 = np.uint64
+BITS_PER_KEY = 8
+_BLOCK = 1 << 20
+_MIN_BITS = 16
+
+
+class KeyFilter:
+    """Bits set for every added sort key; `maybe` is True for every added key."""
+
+    def __init__(self) -> None:
+        self.bits = _MIN_BITS  # the filter has 2**bits bits
+        self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
+        self.n = 0
+
+    @property
+    def nbytes(self) -> int:
+        return self.table.nbytes
+
+    def _slots(self, sort_key: np.ndarray) -> np.ndarray:
+        return (mix(sort_key) >> U64(64 - self.bits)).astype(np.intp)
+
+    def add(self, sort_key: np.ndarray, everything: np.ndarray) -> None:
+        """Add new keys; `everything` is every key added so far, these included (to rebuild
+        from when the filter grows)."""
+        self.n += len(sort_key)
+        if self.n * BITS_PER_KEY > (1 << self.bits):
+            while self.n * BITS_PER_KEY > (1 << self.bits):
+                self.bits += 1
+            self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
+            sort_key = everything
+        for i in range(0, len(sort_key), _BLOCK):
+            self._set(self._slots(sort_key[i:i + _BLOCK]))
+
+    def _set(self, slots: np.ndarray) -> None:
+        byte, bit = slots >> 3, (slots & 7).astype(np.uint8)
+        for b in range(8):  # one bit value at a time: keys sharing a byte then set the same bit
+            at = byte[bit == b]
+            self.table[at] |= np.uint8(1 << b)
+
+    def maybe(self, sort_key: np.ndarray) -> np.ndarray:
+        """False where a key is certainly not among those added."""
+        slots = self._slots(sort_key)
+        return (self.table[slots >> 3] >> (slots & 7).astype(np.uint8)) & np.uint8(1) != 0
