@@ -22,6 +22,20 @@ from kmc import registry
 from kmc.model.core import Invariant, Model
 
 
+# CI's slow step is bounded (.ci/run): with KMC_SLOW_BUDGET=SECONDS, a slow test that would
+# start after that many seconds of the test session is skipped, and says so in the summary.
+# `make test-slow` sets no budget and runs every slow test.
+_SESSION_START = time.monotonic()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    budget = os.environ.get("KMC_SLOW_BUDGET")
+    if budget and item.get_closest_marker("slow") is not None \
+            and time.monotonic() - _SESSION_START > float(budget):
+        pytest.skip(f"the slow suite's budget of {budget} s (KMC_SLOW_BUDGET) is spent; "
+                    "`make test-slow` runs every slow test")
+
+
 def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
     return registry.build(name, **settings)
 
