@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
@@ -82,6 +83,7 @@ class Expanded:
     partition: int
     generated: int  # candidates before any deduplication
     shuffled_bytes: int
+    encode_seconds: float  # writing the Arrow streams
 
 
 @dataclass
@@ -102,6 +104,7 @@ class Figures:
     found: dict[int, Found]
     expanded: list[Expanded] = field(default_factory=list)  # owner 0: every map-side figure
     shuffled_bytes: int = 0
+    decode_seconds: float = 0.0  # reading the Arrow streams received
 
 
 @dataclass
@@ -162,7 +165,7 @@ def expand(job: Job, level: int, index: int, it: Iterable[Owned]) -> Iterator[tu
     owned: Owned = one(it)
     _maybe_fail(job, level, index)
     batch, generated = candidates(job, step, owned.new, level)
-    sent = 0
+    sent, encoding = 0, 0.0
     if batch is not None:
         owners = owner_of(batch.sort_key, job.partitions)
         order = np.argsort(owners, kind="stable")
@@ -170,10 +173,12 @@ def expand(job: Job, level: int, index: int, it: Iterable[Owned]) -> Iterator[tu
         for o in range(job.partitions):
             sel = order[bounds[o]:bounds[o + 1]]
             if sel.size:
+                began = time.perf_counter()
                 data = wire.encode(batch.take(sel))
+                encoding += time.perf_counter() - began
                 sent += len(data)
                 yield o, data
-    yield 0, Expanded(index, generated, sent)
+    yield 0, Expanded(index, generated, sent, encoding)
 
 
 def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wire.Packed | None, int]:
@@ -220,7 +225,9 @@ def own(job: Job, level: int, pending: tuple[int, ...], index: int, it: Iterable
     visited: Visited = held.visited
     expanded = sorted((x for x in received if isinstance(x, Expanded)), key=lambda x: x.partition)
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level))
+    began = time.perf_counter()
     got = wire.concat([wire.decode(x) for x in received if isinstance(x, bytes)], empty(step, words))
+    decoding = time.perf_counter() - began
     order = ranks_.lexorder(got.ranks) if len(got) > 1 else np.arange(len(got))
     s, e, first = first_occurrences(got.sort_key[order], [x[order] for x in got.extras],
                                     np.arange(len(order), dtype=np.int64))  # each key's smallest rank
@@ -233,6 +240,7 @@ def own(job: Job, level: int, pending: tuple[int, ...], index: int, it: Iterable
     figures = evaluate(step, fresh, pending)
     figures.expanded = expanded
     figures.shuffled_bytes = sum(x.shuffled_bytes for x in expanded)
+    figures.decode_seconds = decoding
     return [Owned(visited, fresh, figures)]
 
 
