@@ -57,7 +57,7 @@ from kmc.engines.vector.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
 from kmc.model.core import Invariant, Model, State
 
-DEFAULT_THRESHOLD = 1_000_000  # the vector engine's work for about a second; a Spark level costs ~0.3-0.5 s
+DEFAULT_THRESHOLD = 4_000_000  # a Spark level pays on local[2] only above ~1M states (docs/spark.md: the rule and its figures)
 _SAMPLE = 1024  # ranks per partition per round when selecting the state where --max-states cuts a level
 
 
