@@ -101,7 +101,8 @@ class Row:
             spark.update({"level_states_per_second": None if sps is None else round(sps),
                           "ratio_to_vector": None if self.spark_ratio is None else round(self.spark_ratio, 3),
                           **{k: stats.get(k) for k in ("master", "partitions", "session_start_seconds", "levels",
-                                                       "median_level_seconds", "shuffle_bytes")},
+                                                       "median_level_seconds", "median_level_arrow_seconds",
+                                                       "shuffle_bytes")},
                           "agree": self.spark_agree})
         return {"name": self.config.name, "model": self.config.model, "settings": self.config.settings,
                 "symmetry": self.config.symmetry, "key": self.key,

@@ -57,7 +57,7 @@ from kmc.engines.vector.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
 from kmc.model.core import Invariant, Model, State
 
-DEFAULT_THRESHOLD = 1_000_000  # the vector engine's work for about a second; a Spark level costs ~0.3-0.5 s
+DEFAULT_THRESHOLD = 4_000_000  # a Spark level pays on local[2] only above ~1M states (docs/spark.md: the rule and its figures)
 _SAMPLE = 1024  # ranks per partition per round when selecting the state where --max-states cuts a level
 
 
@@ -108,6 +108,7 @@ class _Run:
         self.stopped_by: str | None = None
         self.level_seconds: list[float] = []
         self.shuffled = 0
+        self.wire_seconds: list[float] = []  # per Spark level: Arrow encoding and decoding, all tasks
         self.resumed_at: int | None = None
         self.in_process_levels = 0
         self.b = max(1, (self.step.count - 1).bit_length())
@@ -181,6 +182,7 @@ class _Run:
             "in_process_levels": self.in_process_levels,
             "median_level_seconds": round(statistics.median(self.level_seconds), 3) if self.level_seconds else None,
             "shuffle_bytes": self.shuffled,
+            "median_level_arrow_seconds": round(statistics.median(self.wire_seconds), 4) if self.wire_seconds else None,
             **({"resumed_at": self.resumed_at} if self.resumed_at else {}),
         }
         return result
@@ -285,6 +287,7 @@ class _Run:
             raise RuntimeError("kmc spark engine: a level's partitions are not one element each")
         expanded = sorted((e for f in figures for e in f.expanded), key=lambda e: e.partition)
         self.shuffled += sum(f.shuffled_bytes for f in figures)
+        self.wire_seconds.append(sum(e.encode_seconds for e in expanded) + sum(f.decode_seconds for f in figures))
 
         def up_to(last: int, reports: tuple[int, ...]) -> tuple[int, dict[int, int]]:
             got = owned.mapPartitions(partial(tasks.up_to, job, last, reports)).collect()

@@ -153,7 +153,7 @@ def _owned(job: tasks.Job, it: Iterable[tuple[list[dict[str, np.ndarray]], list[
     a = frontier[0]
     level = tasks.Batch(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
                         a["ranks"], a["rows"])
-    return [tasks.Owned(visited, level, tasks.Figures(len(level.rows), {}))]
+    return [tasks.Owned(visited, tasks.by_rank(level), tasks.Figures(len(level.rows), {}))]
 
 
 def load_owned(session: Any, root: Path, levels: int, job: tasks.Job) -> Any:

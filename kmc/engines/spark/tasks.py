@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 
 from kmc.engines.spark import ranks as ranks_
+from kmc.engines.spark import wire
 from kmc.engines.spark.factory import ModelFactory
-from kmc.engines.vector.keyset import Visited, mix
+from kmc.engines.vector.keyset import Visited, first_occurrences, mix
 from kmc.engines.vector.levelstep import LevelStep, transpose
 
 U64 = np.uint64
@@ -81,6 +83,7 @@ class Expanded:
     partition: int
     generated: int  # candidates before any deduplication
     shuffled_bytes: int
+    encode_seconds: float  # writing the Arrow streams
 
 
 @dataclass
@@ -101,6 +104,7 @@ class Figures:
     found: dict[int, Found]
     expanded: list[Expanded] = field(default_factory=list)  # owner 0: every map-side figure
     shuffled_bytes: int = 0
+    decode_seconds: float = 0.0  # reading the Arrow streams received
 
 
 @dataclass
@@ -145,61 +149,57 @@ def _maybe_fail(job: Job, level: int, index: int) -> None:
     raise RuntimeError(f"kmc test hook: task for partition {index} at level {level} fails on purpose")
 
 
-def first_by_key(batch: Batch) -> np.ndarray:
-    """For each distinct key of a batch, the index of its candidate of smallest rank, in
-    key order."""
-    if not len(batch.sort_key):
-        return np.zeros(0, dtype=np.int64)
-    cols = [*batch.ranks.T[::-1], *reversed(batch.extras), batch.sort_key]
-    order = np.lexsort(cols)
-    s = batch.sort_key[order]
-    start = np.empty(len(order), dtype=bool)
-    start[0] = True
-    np.not_equal(s[1:], s[:-1], out=start[1:])
-    for e in batch.extras:
-        x = e[order]
-        start[1:] |= x[1:] != x[:-1]
-    return order[start]
+def by_rank(batch: Batch) -> Batch:
+    """A batch in path-rank order (the order every owner keeps its share of a level in)."""
+    if len(batch.ranks) < 2:
+        return batch
+    return batch.take(ranks_.lexorder(batch.ranks))
 
 
 # -- step 1: expand the states new to a partition, deduplicate map-side, route to owners -------
 
 def expand(job: Job, level: int, index: int, it: Iterable[Owned]) -> Iterator[tuple[int, Any]]:
-    """`level` is the level being expanded (its children are in level + 1)."""
+    """`level` is the level being expanded (its children are in level + 1). Each owner's
+    candidates go as one Arrow stream (kmc/engines/spark/wire.py)."""
     step = step_for(job)
     owned: Owned = one(it)
     _maybe_fail(job, level, index)
     batch, generated = candidates(job, step, owned.new, level)
-    sent = 0
+    sent, encoding = 0, 0.0
     if batch is not None:
         owners = owner_of(batch.sort_key, job.partitions)
-        order = np.argsort(owners, kind="stable")  # keeps each owner's keys in key order
+        order = np.argsort(owners, kind="stable")
         bounds = np.searchsorted(owners[order], np.arange(job.partitions + 1))
         for o in range(job.partitions):
             sel = order[bounds[o]:bounds[o + 1]]
             if sel.size:
-                b = batch.take(sel)
-                sent += b.nbytes
-                yield o, b
-    yield 0, Expanded(index, generated, sent)
+                began = time.perf_counter()
+                data = wire.encode(batch.take(sel))
+                encoding += time.perf_counter() - began
+                sent += len(data)
+                yield o, data
+    yield 0, Expanded(index, generated, sent, encoding)
 
 
-def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[Batch | None, int]:
-    """The distinct successors of some states of `level`, each with its smallest path rank;
-    and how many candidates there were before deduplication."""
+def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wire.Packed | None, int]:
+    """The distinct successors of some states of `level` (in rank order), each with its
+    smallest path rank; and how many candidates there were before deduplication. A
+    candidate's index (parent index x instances + instance id) orders the candidates as their
+    path ranks do, since the parents are in rank order: so each key's smallest index is its
+    smallest rank, found by the vector engine's first-occurrence sort. Without symmetry the
+    key is the state, and no rows are built here."""
     if not len(states.rows):
         return None, 0
-    found = step.expand(step.block(states.rows))
+    found = step.expand(step.block(states.rows), drop_stutter=True)
     if found is None:
         return None, 0
-    parents, iids = found.rank // step.count, found.rank % step.count
-    words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
-    child_ranks = ranks_.extend(states.ranks[parents], iids, job.b, words)
+    generated = len(found.rank) + len(found.stutter)  # a step to the parent itself: generated, never new
     sort_key, extras = step.fmt.split(found.canonical)
-    all_ = Batch(sort_key, extras, child_ranks, np.zeros((len(sort_key), 0), dtype=step.dtype))
-    keep = first_by_key(all_)
-    rows = found.build(found.rank[keep]).rows
-    return Batch(sort_key[keep], [e[keep] for e in extras], child_ranks[keep], rows), len(found.rank)
+    s, e, first = first_occurrences(sort_key, extras, found.rank)
+    words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
+    child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
+    packed = found.build(first).keys[:, 0, :] if step.symmetry is not None else None
+    return wire.Packed(s, e, child_ranks, packed), generated
 
 
 def generated_up_to(job: Job, level: int, last: int, it: Iterable[Owned]) -> list[int]:
@@ -223,30 +223,31 @@ def own(job: Job, level: int, pending: tuple[int, ...], index: int, it: Iterable
     step = step_for(job)
     held, received = one(it)
     visited: Visited = held.visited
-    batches = [b for b in received if isinstance(b, Batch)]
     expanded = sorted((x for x in received if isinstance(x, Expanded)), key=lambda x: x.partition)
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level))
-    if batches:
-        got = Batch(np.concatenate([b.sort_key for b in batches]),
-                    [np.concatenate([b.extras[w] for b in batches]) for w in range(len(step.fmt.extra_dtypes))],
-                    np.concatenate([b.ranks for b in batches]), np.concatenate([b.rows for b in batches]))
-    else:
-        got = empty(step, words)
-    distinct = got.take(first_by_key(got))
-    known, pos = visited.find(distinct.sort_key, distinct.extras)
+    began = time.perf_counter()
+    got = wire.concat([wire.decode(x) for x in received if isinstance(x, bytes)], empty(step, words))
+    decoding = time.perf_counter() - began
+    order = ranks_.lexorder(got.ranks) if len(got) > 1 else np.arange(len(got))
+    s, e, first = first_occurrences(got.sort_key[order], [x[order] for x in got.extras],
+                                    np.arange(len(order), dtype=np.int64))  # each key's smallest rank
+    known, pos = visited.find(s, e)
     new = np.flatnonzero(~known)
-    visited.merge(distinct.sort_key[new], [x[new] for x in distinct.extras], pos[new])
+    visited.merge(s[new], [x[new] for x in e], pos[new])
     _maybe_fail(job, level, index)
-    fresh = distinct.take(new)
+    mine = got.take(order[np.sort(first[new])])  # the new states, in rank order
+    fresh = Batch(mine.sort_key, mine.extras, mine.ranks, mine.rows(step))
     figures = evaluate(step, fresh, pending)
     figures.expanded = expanded
     figures.shuffled_bytes = sum(x.shuffled_bytes for x in expanded)
+    figures.decode_seconds = decoding
     return [Owned(visited, fresh, figures)]
 
 
-def empty(step: LevelStep, words: int) -> Batch:
-    return Batch(np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes],
-                 np.zeros((0, words), dtype=U64), np.zeros((0, step.schema.width), dtype=step.dtype))
+def empty(step: LevelStep, words: int) -> wire.Packed:
+    return wire.Packed(np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes],
+                       np.zeros((0, words), dtype=U64),
+                       None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
 
 
 def seed(job: Job, index: int, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]:
@@ -256,7 +257,7 @@ def seed(job: Job, index: int, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]
     visited = Visited(step_for(job).fmt)
     order = np.lexsort([*reversed(keys.extras), keys.sort_key])
     visited.merge(keys.sort_key[order], [x[order] for x in keys.extras], np.zeros(len(order), dtype=np.int64))
-    return [Owned(visited, level, Figures(len(level.rows), {}))]
+    return [Owned(visited, by_rank(level), Figures(len(level.rows), {}))]
 
 
 def evaluate(step: LevelStep, states: Batch, pending: Iterable[int], upto: int | None = None) -> Figures:
