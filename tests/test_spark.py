@@ -41,6 +41,10 @@ CONFIGS = [
     ("fetch", {"mode": "hw", "acks": "1"}, Limits(keep_going=True)),
     *[("idempotence", {"mode": m}, Limits(keep_going=True)) for m in ["no-idempotence", "idempotence"]],
     *[("transactions", {"mode": m}, Limits()) for m in ["kip98", "kip890"]],
+    # kraft on the last-replica-standing bounds: v3.5 finds the loss; kip966 (ELR) cut at 20,000 states
+    *[("kraft", {"mode": m, "brokers": 2, "replication_factor": 2, "init_isr_size": 2, "min_insync_replicas": 2,
+                 "fence_broker_limit": 1, "unclean_shutdown_limit": 1}, limits)
+      for m, limits in [("v3.5", Limits()), ("kip966", Limits(max_states=20_000))]],
 ]
 
 
