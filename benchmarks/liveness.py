@@ -15,7 +15,6 @@ process, for the ratio.
 
 from __future__ import annotations
 
-import resource
 import sys
 import time
 import tracemalloc
@@ -26,6 +25,7 @@ import numpy as np
 from kmc import registry
 from kmc.engines.liveness import fair
 from kmc.engines.run import check
+from kmc.engines.result import peak_memory_bytes
 
 CALLS: list[tuple[int, float, int]] = []  # (states in the mask, seconds, peak traced bytes)
 _components = fair.components
@@ -58,7 +58,7 @@ def main(argv: list[str]) -> None:
     cpu = time.process_time()
     result = check(model, [], properties=props)
     live_cpu = time.process_time() - cpu
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = peak_memory_bytes()
     stats = result.engine_stats["liveness"]
     print(model.title())
     print(f"distinct states {result.distinct_states:,}, edges {stats['edges']:,} "

@@ -93,8 +93,18 @@ class CheckResult:
 
 
 def peak_memory_bytes() -> int:
-    """The process's peak resident set size (Linux reports kilobytes)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    """This program's peak resident set size: Linux's VmHWM, the high-water mark of the
+    address space the program runs in. Not getrusage's ru_maxrss, which keeps the peak of
+    the process image before exec: kmc started by a large parent (pytest, a CI runner)
+    would report the parent's peak as its own."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
 def current_memory_bytes() -> int:

@@ -19,8 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from kmc.engines.liveness.graph import Graph
 
@@ -54,6 +52,9 @@ def components(graph: Graph, mask: np.ndarray) -> np.ndarray:
     inside = mask[graph.src] & mask[graph.dst]
     indptr = np.zeros(graph.n + 1, dtype=np.int64)  # the edges are sorted by src: CSR as they are
     np.cumsum(np.bincount(graph.src[inside], minlength=graph.n), out=indptr[1:])
+    from scipy.sparse import csr_matrix  # imported here: 30 MiB that a safety-only run never needs
+    from scipy.sparse.csgraph import connected_components
+
     m = csr_matrix((np.ones(int(indptr[-1]), dtype=np.int8), graph.dst[inside], indptr),
                    shape=(graph.n, graph.n))
     _, labels = connected_components(m, directed=True, connection="strong")

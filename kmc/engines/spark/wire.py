@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pyarrow as pa
 
 from kmc.engines.vector.levelstep import LevelStep
 
@@ -53,6 +52,8 @@ class Packed:
 
 def encode(p: Packed) -> bytes:
     """One Arrow IPC stream holding one record batch of the states."""
+    import pyarrow as pa  # imported where used: a run that never starts Spark does without it
+
     cols = [pa.array(p.sort_key)] + [pa.array(e) for e in p.extras]
     names = ["sort_key"] + [f"extra{w}" for w in range(len(p.extras))]
     cols += [pa.array(np.ascontiguousarray(p.ranks[:, w])) for w in range(p.ranks.shape[1])]
@@ -70,6 +71,8 @@ def encode(p: Packed) -> bytes:
 def decode(data: bytes) -> Packed:
     """The states of one `encode`d stream (numpy views of the buffer, but for the ranks and
     words, which are stacked into rows)."""
+    import pyarrow as pa
+
     batch = pa.ipc.open_stream(pa.py_buffer(data)).read_next_batch()
     cols = {name: batch.column(i).to_numpy(zero_copy_only=True) for i, name in enumerate(batch.schema.names)}
     extras = [v for n, v in cols.items() if n.startswith("extra")]
