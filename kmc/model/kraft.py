@@ -169,7 +169,7 @@ class Kraft(KraftController):
         return X.and_(s.status[b] >= STARTING, s.registered[b] == 1, self.partition_needs_action(s, X, b, o))
 
     def partition_needs_action(self, s: StateView, X: Backend, b: int, o: int) -> Bool:
-        """o \in UnreplicatedOffsets(b) /\ PartitionNeedsAction(b, o): the metadata record at
+        """o \\in UnreplicatedOffsets(b) /\\ PartitionNeedsAction(b, o): the metadata record at
         offset o is not yet applied by b and concerns its replica (leaders react to every
         change, followers to leader epoch bumps)."""
         assert self.replicas[b], "without reassignment no record concerns a broker outside the replica set"
