@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from kmc.invariants.common import type_ok
 from kmc.model.core import Backend, Bool, Int, Invariant, StateView, invariant
-from kmc.model.kraft import Kraft
-from kmc.model.kraft_state import LEADER, RUNNING
+from kmc.model.kraft import VALUE, Kraft
+from kmc.model.kraft_state import FENCED, FOLLOWER, LEADER, NIL_ROLE, RUNNING, STARTING, UNFENCED, broker_name
+from kmc.model.temporal import Fairness, Property, weak
 
 
 def holds_value(m: Kraft, s: StateView, X: Backend, b: int, v: int) -> Bool:
@@ -110,3 +113,95 @@ def invariants(m: Kraft) -> list[Invariant]:
 
 
 
+
+
+# -- liveness (v3_5_properties / kip_966_properties; docs/kraft.md; TLC: tlc-kraft-liveness.md) --
+
+# The specification's `Liveness` (LivenessSpec), the same in v3.5 and kip-966: for each broker b,
+# WF_vars of each of these actions of b. The spec's action takes b and chooses the rest (\E
+# over messages, leaders, offsets), so each condition groups kmc's instances by the parameter
+# that is the spec's b: the fetching follower, the leader receiving a FetchRequest, the
+# follower receiving its FetchResponse.
+SPEC_FAIRNESS: tuple[Fairness, ...] = (
+    weak("broker_start", "broker"), weak("receive_broker_reg_response", "broker"),
+    weak("receive_metadata_update", "broker"), weak("send_alter_partition_request", "broker"),
+    weak("receive_alter_partition_response", "broker"), weak("send_fetch_request", "follower"),
+    weak("receive_fetch_request", "leader"), weak("receive_fetch_response", "follower"),
+    weak("receive_broker_reg_request", "broker"), weak("receive_alter_partition_request", "broker"),
+    weak("unfence_broker", "broker"),
+)
+
+Predicate = Callable[[StateView, Backend], Any]
+
+
+def _conjunct(name: str, form: str, predicate: Predicate, doc: str, fair: tuple[Fairness, ...]) -> Property:
+    return Property(name, form, predicate, " ".join(doc.split()), fair)
+
+
+def eventually_runs(m: Kraft, b: int, fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> Property:
+    """EventuallyRuns, the conjunct of broker b: a STARTING broker eventually RUNs, unfenced."""
+    return _conjunct(f"eventually-runs-{broker_name(b)}", "leads_to", lambda s, X: (
+        s.status[b] == STARTING, X.and_(s.status[b] == RUNNING, s.reg_status[b] == UNFENCED)),
+        f"EventuallyRuns for {broker_name(b)}: status = STARTING ~> status = RUNNING /\\ "
+        "con_broker_reg.status = UNFENCED", fair)
+
+
+def eventually_unfenced(m: Kraft, b: int, fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> Property:
+    """EventuallyUnfenced, the conjunct of broker b: a fenced broker is eventually unfenced."""
+    return _conjunct(f"eventually-unfenced-{broker_name(b)}", "leads_to", lambda s, X: (
+        s.reg_status[b] == FENCED, s.reg_status[b] == UNFENCED),
+        f"EventuallyUnfenced for {broker_name(b)}: con_broker_reg.status = FENCED ~> UNFENCED", fair)
+
+
+def metadata_converged(m: Kraft, s: StateView, X: Backend, b: int) -> Bool:
+    """Broker b's partition metadata equals the controller's, or b is a follower with no
+    unapplied metadata record that concerns it, or b holds no replica and is not in the set."""
+    same = X.and_(m.same_set(X, s.pm_isr[b], s.con_isr), s.pm_leader[b] == s.con_leader,
+                  s.pm_leader_epoch[b] == s.con_leader_epoch, s.pm_partition_epoch[b] == s.con_partition_epoch)
+    if not m.replicas[b]:
+        return X.or_(same, s.role[b] == NIL_ROLE)
+    quiet = X.and_(s.role[b] == FOLLOWER,
+                   X.not_(X.exists(m.md, lambda o: m.partition_needs_action(s, X, b, o))))
+    return X.or_(same, quiet)
+
+
+def eventually_metadata_converges(m: Kraft, fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> Property:
+    """EventuallyMetadataConverges: again and again every broker agrees with the controller."""
+    return _conjunct("eventually-metadata-converges", "always_eventually",
+                     lambda s, X: X.forall(m.B, lambda b: metadata_converged(m, s, X, b)),
+                     "EventuallyMetadataConverges: []<> every broker's partition metadata is the controller's "
+                     "(or it is a follower with no relevant unreplicated record)", fair)
+
+
+def eventually_write_is_accepted_or_rejected(m: Kraft, v: int,
+                                             fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> Property:
+    """EventuallyWriteIsAcceptedOrRejected, the conjunct of value v."""
+    name = VALUE.show(v)
+    return _conjunct(f"eventually-write-is-accepted-or-rejected-{name}", "leads_to", lambda s, X: (
+        s.sent[v] == 1, X.or_(s.pos_acked[v] == 1, s.neg_acked[v] == 1)),
+        f"EventuallyWriteIsAcceptedOrRejected for {name}: sent ~> positively or negatively acknowledged", fair)
+
+
+def eventually_acknowledged_value_fully_replicated(m: Kraft, v: int,
+                                                   fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> Property:
+    """EventuallyAcknowledgedValueFullyReplicated, the conjunct of value v."""
+    name = VALUE.show(v)
+    return _conjunct(f"eventually-acknowledged-value-fully-replicated-{name}", "leads_to", lambda s, X: (
+        s.pos_acked[v] == 1, X.forall([b for b in m.B if m.replicas[b]], lambda b: holds_value(m, s, X, b, v))),
+        f"EventuallyAcknowledgedValueFullyReplicated for {name}: positively acknowledged ~> on every "
+        "replica's log", fair)
+
+
+def properties(m: Kraft, fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> list[Property]:
+    """The five liveness properties the specification's cfg lists, each universally quantified
+    one (\\A b, \\A v) as one property per broker or value (their conjunction is the spec's);
+    AlterPartitionEpochEventuallyReachedOrZero and EventuallyReassignmentCompletes are not
+    checked (the first nests ~> under []<>, the second needs reassignment, which kmc leaves out).
+    Fairness of an action this configuration has no instance of (broker_start, without
+    shutdowns) is vacuous and dropped."""
+    present = {i.action.name for i in m.instances()}
+    fair = tuple(f for f in fair if f.action in present)
+    return [*(eventually_runs(m, b, fair) for b in m.B), *(eventually_unfenced(m, b, fair) for b in m.B),
+            eventually_metadata_converges(m, fair),
+            *(eventually_write_is_accepted_or_rejected(m, v, fair) for v in m.V),
+            *(eventually_acknowledged_value_fully_replicated(m, v, fair) for v in m.V)]

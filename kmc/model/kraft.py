@@ -166,11 +166,17 @@ class Kraft(KraftController):
         leader; a leader advances its HWM or fails writes when the ISR falls below MinISR."""
         if not self.replicas[b]:
             return False  # without reassignment no record concerns a broker outside the replica set
+        return X.and_(s.status[b] >= STARTING, s.registered[b] == 1, self.partition_needs_action(s, X, b, o))
+
+    def partition_needs_action(self, s: StateView, X: Backend, b: int, o: int) -> Bool:
+        """o \\in UnreplicatedOffsets(b) /\\ PartitionNeedsAction(b, o): the metadata record at
+        offset o is not yet applied by b and concerns its replica (leaders react to every
+        change, followers to leader epoch bumps)."""
+        assert self.replicas[b], "without reassignment no record concerns a broker outside the replica set"
         needs_action = X.or_(s.role[b] == LEADER,
                              X.and_(s.pm_replicas[b][b] == 1, s.md_leader_epoch[o] > s.pm_leader_epoch[b]),
                              s.pm_replicas[b][b] == 0)
-        return X.and_(s.status[b] >= STARTING, s.registered[b] == 1, s.md_applied[b] <= o, o < s.md_len,
-                      needs_action)
+        return X.and_(s.md_applied[b] <= o, o < s.md_len, needs_action)
 
     @receive_metadata_update.effect
     def _(self, s: StateView, X: Backend, b: int, o: int) -> Effect:
