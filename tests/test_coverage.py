@@ -89,3 +89,22 @@ def test_simulation_coverage_counts_the_initial_states_values() -> None:
     result = simulate(model, [], Walks(walkers=10, depth=1, seed=0, walks=10, coverage=True))
     assert result.coverage is not None
     assert result.coverage["fields"]["next_leader_epoch"]["reached"][0] == 0  # the initial state's
+
+
+STUCK_ISR = Path(__file__).parent / "models" / "stuck_isr.py"
+
+
+def test_gate_fails_when_a_protocol_change_disables_a_rule(run_kmc, tmp_path: Path) -> None:
+    """replication kip320 with the ISR expansion's guard made unsatisfiable (tests/models/stuck_isr.py):
+    every invariant still holds, and only `fires` catches it; the unchanged model passes."""
+    baseline = ('[[check]]\nmodel = "{model}"\nfires = ["leader_expand_isr", "leader_shrink_isr"]\n'
+                '[check.settings]\nmode = "kip320"\n[check.expect]\nstrong-isr = "holds"\nweak-isr = "holds"\n')
+    path = tmp_path / "baseline.toml"
+    path.write_text(baseline.format(model="replication"))
+    rc, out, err = run_kmc("gate", str(path))
+    assert rc == 0, out + err
+    path.write_text(baseline.format(model=STUCK_ISR.as_posix()))
+    rc, out, err = run_kmc("gate", str(path))
+    assert rc == 12, out + err
+    assert "action leader_expand_isr: the baseline requires it to fire, it never fired" in out
+    assert "leader_shrink_isr" not in out and "VIOLATED" not in out
