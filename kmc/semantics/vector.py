@@ -31,15 +31,17 @@ class Vector:
         self.dtype = np.dtype(dtype)
 
     def ite(self, c: Any, a: Any, b: Any) -> Any:
-        if isinstance(a, list):
+        if a is b:  # both branches the same value (a CASE arm that leaves an element alone)
+            return a
+        if type(a) is list:
             return [self.ite(c, x, y) for x, y in zip(a, b)]
-        if np.ndim(c) == 0:
+        if _scalar(c):
             return a if c else b
         if c.dtype != np.bool_:
             c = c != 0
         if _is_bool(a) and _is_bool(b):
             return np.logical_or(np.logical_and(c, a), np.logical_and(np.logical_not(c), b))
-        if np.ndim(a) == 0 and np.ndim(b) == 0:
+        if _scalar(a) and _scalar(b):
             if a == b:
                 return a
             return c.astype(self.dtype) * self.dtype.type(a - b) + self.dtype.type(b)
@@ -129,6 +131,11 @@ def _truth(x: Any) -> Any:
     if isinstance(x, np.ndarray) and x.dtype != np.bool_:
         return x != 0
     return x
+
+
+def _scalar(x: Any) -> bool:
+    """np.ndim(x) == 0, without its dispatch: a Python or numpy scalar, or a 0-d array."""
+    return not isinstance(x, np.ndarray) or x.ndim == 0
 
 
 def _is_bool(x: Any) -> bool:
