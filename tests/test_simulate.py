@@ -119,3 +119,30 @@ def test_spark_spreads_the_walkers_over_partitions(spark_session) -> None:
         union |= set(swarm.seen.sort_key.tolist())
         steps += swarm.walker_steps
     assert runs[0].distinct_states == len(union) and runs[0].generated_states == steps
+
+
+def kraft_last_replica_standing(**bounds: int):
+    model, invariants = build("kraft", mode="v3.5", min_insync_replicas=2, fence_broker_limit=1,
+                              unclean_shutdown_limit=1, **bounds)
+    return model, select(invariants, ["leader-completeness"])
+
+
+def test_finds_the_last_replica_standing_at_tlcs_length() -> None:
+    model, invariants = kraft_last_replica_standing()
+    result = simulate(model, invariants, Walks(walkers=10_000, seed=1, time_limit=60))
+    verdict = result.invariants["leader-completeness"]
+    assert verdict.holds is False and result.engine_stats["traces"]["leader-completeness"] == "shortest"
+    # TLC's counterexample on the same bounds has 7 steps (run b2-LRS-v35, tests/reference/tlc-kraft.md)
+    assert verdict.trace is not None and verdict.trace.length == 7
+    replay(verdict.trace, invariants[0])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_finds_the_last_replica_standing_on_the_shipped_bounds_from_five_seeds(seed: int) -> None:
+    # the specification's shipped cfg with AvoidLastReplicaStanding off: TLC's shortest is 7 steps
+    # (run b3i2-LRS-v35, tests/reference/tlc-kraft.md)
+    model, invariants = kraft_last_replica_standing(brokers=3, replication_factor=3, init_isr_size=2)
+    result = simulate(model, invariants, Walks(walkers=10_000, seed=seed, time_limit=60))
+    verdict = result.invariants["leader-completeness"]
+    assert verdict.holds is False and verdict.trace is not None and verdict.trace.length == 7
