@@ -20,6 +20,8 @@ import pytest
 
 from kmc import registry
 from kmc.model.core import Invariant, Model
+from kmc.registry import select
+from kmc.traces.replay import replay
 
 
 # CI's slow step is bounded (.ci/run): with KMC_SLOW_BUDGET=SECONDS, a slow test that would
@@ -38,6 +40,14 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
     return registry.build(name, **settings)
+
+
+def violated_lengths_replayed(result: Any, invariants: list[Invariant]) -> dict[str, int]:
+    """The trace length of each violated invariant of a result, every trace replayed first."""
+    for name, verdict in result.invariants.items():
+        if verdict.trace is not None:
+            replay(verdict.trace, *select(invariants, [name]))
+    return {n: v.trace.length for n, v in result.invariants.items() if v.holds is False and v.trace is not None}
 
 
 def states_within(model: Model, steps: int) -> set[tuple[int, ...]]:

@@ -23,7 +23,7 @@ from kmc.registry import select
 from kmc.semantics.scalar import ScalarModel
 from kmc.traces.replay import replay
 from kmc.traces.scenario import run_scenario
-from tests.conftest import build
+from tests.conftest import build, violated_lengths_replayed
 from tests.test_transactions import failing, states_within
 
 SMALL = {"producers": 1, "max_failovers": 0}  # the smallest bounds that hold two transactions
@@ -87,11 +87,7 @@ def test_verdicts_per_mode(mode: str) -> None:
     model, invariants = small(mode)
     result = vector.check(model, invariants, Limits(keep_going=True))
     assert (result.complete, result.distinct_states, result.depth) == (True, STATES[mode], DEPTH[mode])
-    got = {n: v.trace.length for n, v in result.invariants.items() if v.holds is False and v.trace is not None}
-    assert got == (KIP98_VIOLATED if mode == "kip98" else {})
-    for name, verdict in result.invariants.items():
-        if verdict.trace is not None:
-            replay(verdict.trace, *select(invariants, [name]))
+    assert violated_lengths_replayed(result, invariants) == (KIP98_VIOLATED if mode == "kip98" else {})
 
 
 @pytest.mark.parametrize("invariant", [
