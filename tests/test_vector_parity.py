@@ -131,6 +131,6 @@ def test_levels_in_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, mode: str
                           limits: Limits) -> None:
     """Levels expanded 7 or 100 states at a time give the same run as whole levels: same states,
     counts, verdicts and traces as the scalar engine."""
-    monkeypatch.setattr(vector, "CHUNK", chunk)
+    monkeypatch.setattr(vector, "chunk_states", lambda instances: chunk)
     model, invariants = build("replication", mode=mode)
     assert_same_run(model, invariants, limits)
