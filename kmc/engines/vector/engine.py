@@ -143,7 +143,9 @@ class Search:
             if self.progress is not None:
                 self.progress(Progress(depth, len(self.visited), self.generated, level.shape[1],
                                        time.perf_counter() - self.started))
-        return (None if level is None else self.step.unpack(level)), depth
+        if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
+            return None, depth
+        return self.step.unpack(level), depth
 
     def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
