@@ -16,3 +16,8 @@ class ReplayError(Exception):
 class ContractError(BadInput):
     """A model or an invariant breaks the contract of kmc/model/core.py: the message names
     the action or invariant, where it is defined, and what it did."""
+
+
+class SparkFailed(Exception):
+    """A Spark run that cannot go on for a reason outside kmc (the JVM died, out of heap):
+    the CLI prints the one-line message and exits 1."""

@@ -109,3 +109,20 @@ def test_a_small_run_never_starts_spark(run_kmc: Any) -> None:
 def test_bad_spark_flags(run_kmc: Any, argv: list[str], message: str) -> None:
     rc, out, err = run_kmc("check", "replication", *argv)
     assert rc == 2 and out == "" and message in err
+
+
+def test_a_dead_jvm_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JVM of a local master dies on java.lang.OutOfMemoryError (the executors share its
+    heap); py4j then only sees a refused connection: kmc says what usually causes it, exit 1."""
+    from kmc.engines.spark import engine as spark_engine
+
+    def jvm_gone(self: object) -> None:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+    monkeypatch.setattr(spark_engine._Run, "__init__", lambda self, *a: None)
+    monkeypatch.setattr(spark_engine._Run, "run", jvm_gone)
+    rc, out, err = run_kmc("check", "replication", "--engine", "spark", "--no-properties")
+    assert rc == 1 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith("kmc: error: the Spark JVM stopped answering (ConnectionRefusedError)")
+    assert "spark.driver.memory" in line
