@@ -96,6 +96,8 @@ def main() -> None:
     skip = {int(x) for x in args.skip_tlc.split(",") if x}
     print("| RMs | distinct states | depth | kmc s | TLC s | TLC / kmc | kmc peak bytes/state |")
     print("|----:|----------------:|------:|------:|------:|----------:|---------------------:|")
+    if args.log_dir is not None:
+        args.log_dir.mkdir(parents=True, exist_ok=True)  # before the first run: a missing folder would lose a TLC run
     loads = []
     for rms in [int(x) for x in args.rms.split(",")]:
         load = [os.getloadavg()[0]]  # the machine may be shared: the 1-minute load around each run
