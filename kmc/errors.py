@@ -18,6 +18,6 @@ class ContractError(BadInput):
     the action or invariant, where it is defined, and what it did."""
 
 
-class SparkFailed(Exception):
-    """A Spark run that cannot go on for a reason outside kmc (the JVM died, out of heap):
-    the CLI prints the one-line message and exits 1."""
+class RunFailed(Exception):
+    """A run that cannot go on for a reason outside kmc (Spark's JVM died, a simulation
+    process was killed, out of memory): the CLI prints the one-line message and exits 1."""

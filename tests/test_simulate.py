@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from kmc.engines.processes import simulate as in_processes
 from kmc.engines.simulation import Swarm, Walks, simulate
+from kmc.model.core import Backend, Bool, Effect, StateView, action
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build, states_within
@@ -94,31 +96,78 @@ def test_cli(run_kmc) -> None:
     (["--weight", "no_such_action=2"], "--weight: no action 'no_such_action'"),
     (["--weight", "leader_write"], "write ACTION=W"),
     (["--weight", "leader_write=-1"], "write ACTION=W"),
+    (["--processes", "2", "--engine", "spark"], "--processes is for the vector engine"),
 ])
 def test_bad_weights_exit_2_in_one_line(run_kmc, argv: list[str], message: str) -> None:
     rc, out, err = run_kmc("simulate", "replication", "--walks", "10", *argv)
     assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
+def union_of_shares(model, invariants, plan: Walks, parts: int) -> tuple[set[int], int]:
+    """The states seen and steps taken by each share of `plan`, walked again in this process."""
+    union: set[int] = set()
+    steps = 0
+    for share in plan.shares(parts):
+        swarm = Swarm(model, invariants, share, None)
+        swarm.walk()
+        union |= set(swarm.seen.sort_key.tolist())  # one-word keys: the sort key is the key
+        steps += swarm.walker_steps
+    return union, steps
+
+
 def test_spark_spreads_the_walkers_over_partitions(spark_session) -> None:
     """Each partition walks its share with its own seed; the driver's count of distinct states
     is the union of theirs, computed again here by running each share in this process."""
     from kmc.engines.spark.engine import SparkOptions
-    from kmc.engines.spark.simulation import shares, simulate as spark_simulate
+    from kmc.engines.spark.simulation import simulate as spark_simulate
 
     model, invariants = build("replication", mode="kip320")
     plan = Walks(walkers=400, depth=30, seed=5, walks=2000)
     runs = [spark_simulate(model, invariants, plan, SparkOptions(partitions=2)) for _ in range(2)]
     assert runs[0].distinct_states == runs[1].distinct_states
     assert runs[0].engine_stats["partitions"] == 2 and runs[0].engine_stats["walks"] >= 2000
-    union: set[int] = set()
-    steps = 0
-    for share in shares(plan, 2):
-        swarm = Swarm(model, invariants, share, None)
-        swarm.walk()
-        union |= set(swarm.seen.sort_key.tolist())
-        steps += swarm.walker_steps
+    union, steps = union_of_shares(model, invariants, plan, 2)
     assert runs[0].distinct_states == len(union) and runs[0].generated_states == steps
+
+
+def test_processes_spread_the_walkers_over_cores() -> None:
+    """As with Spark's partitions: each process walks its share with its own seed, and the
+    merged count is the union of theirs, walked again here in this process."""
+    model, invariants = build("replication", mode="kip320")
+    plan = Walks(walkers=400, depth=30, seed=5, walks=2000)
+    runs = [in_processes(model, invariants, plan, 2) for _ in range(2)]
+    assert runs[0].distinct_states == runs[1].distinct_states
+    assert runs[0].engine_stats["processes"] == 2 and len(runs[0].engine_stats["process_peak_bytes"]) == 2
+    union, steps = union_of_shares(model, invariants, plan, 2)
+    assert runs[0].distinct_states == len(union) and runs[0].generated_states == steps
+
+
+def test_processes_stop_at_the_first_violation() -> None:
+    """One process's violation ends the others' walks; the trace is replayed and shortened."""
+    model, invariants = three_replicas_first_try()
+    result = in_processes(model, invariants, Walks(walkers=10_000, seed=1, time_limit=60), 2)
+    verdict = result.invariants["strong-isr"]
+    assert verdict.holds is False and result.stopped_by == "violation" and result.seconds < 60
+    assert verdict.trace is not None and verdict.trace.length == 12  # the vector engine's shortest (test_replication_verdicts)
+    replay(verdict.trace, invariants[0])
+
+
+def test_an_error_in_a_process_reaches_the_caller() -> None:
+    """A model writing outside a field's range fails in the child; the parent raises with the
+    child's message."""
+    from tests.models.vacuous import Vacuous
+
+    class Overflow(Vacuous):
+        @action()
+        def bump(self, s: StateView, X: Backend) -> Bool:
+            return s.x < 9  # x is declared up to 5
+
+        @bump.effect
+        def _(self, s: StateView, X: Backend) -> Effect:
+            return {"x": s.x + 1}
+
+    with pytest.raises(RuntimeError, match="outside its range"):
+        in_processes(Overflow(), [], Walks(walkers=10, depth=20, walks=100), 2)
 
 
 def kraft_last_replica_standing(**bounds: int):

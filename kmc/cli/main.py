@@ -22,7 +22,7 @@ from kmc.cli.listing import list_models
 from kmc.cli.prove import prove
 from kmc.cli.simulate import simulate
 from kmc.cli.trace import trace
-from kmc.errors import BadInput, SparkFailed
+from kmc.errors import BadInput, RunFailed
 
 EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_VIOLATION, EXIT_INTERRUPTED = 0, 1, 2, 12, 130
 
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as e:
         click.echo(f"kmc: error: {_one_line(e.format_message())}", err=True)
         rc = EXIT_USAGE
-    except SparkFailed as e:
+    except RunFailed as e:
         click.echo(f"kmc: error: {_one_line(str(e))}", err=True)
         rc = EXIT_INTERNAL
     except KeyboardInterrupt:

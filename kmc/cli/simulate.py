@@ -14,7 +14,8 @@ from kmc.cli.output import warn_never_enabled, write_atomic
 from kmc.engines.coverage import render as render_coverage
 from kmc.engines.result import CheckResult
 from kmc.engines.run import check_contract
-from kmc.engines.simulation import Walks, simulate as run_walks
+from kmc.engines.processes import simulate as run_walks
+from kmc.engines.simulation import Walks
 from kmc.cli.spark_options import spark_options, take
 from kmc.engines.spark.simulation import simulate as spark_simulate
 from kmc.errors import BadInput
@@ -67,6 +68,9 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
             click.option("--engine", type=click.Choice(["vector", "spark"]), default="vector", show_default=True,
                          help="vector: in this process; spark: the walkers spread over Spark partitions, each "
                               "with a seed derived from --seed"),
+            click.option("--processes", type=click.IntRange(1, 512), default=1, show_default=True,
+                         help="vector engine: spread the walkers over N processes (one per core), each with "
+                              "its share and a seed derived from --seed"),
             *spark_options()[:3],
             click.option("--coverage", is_flag=True,
                          help="per action family: enabled, fired, new states; per field: the values reached"),
@@ -81,9 +85,11 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
 
 def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int | None, time_limit: float | None,
                  weights: tuple[str, ...], invariant_names: tuple[str, ...], keep_going: bool,
-                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str,
+                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str, processes: int,
                  **settings: Any) -> int:
     spark = take(engine, settings, one_run=False)
+    if spark is not None and processes != 1:
+        raise BadInput("--processes is for the vector engine; Spark spreads the walkers over --partitions")
     model, invariants = registry.build(name, **settings)
     checked = registry.select(invariants, list(invariant_names) or None)
     if walks is None and time_limit is None:
@@ -93,7 +99,8 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
     if spark is not None:
         result = spark_simulate(model, checked, plan, spark)
     else:
-        result = run_walks(model, checked, plan, progress=None if quiet else _progress(model.name))
+        label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
+        result = run_walks(model, checked, plan, processes, progress=None if quiet else _progress(label))
     for inv in checked:
         trace = result.invariants[inv.name].trace
         if trace is not None:
@@ -132,11 +139,13 @@ def summary(result: CheckResult) -> str:
         "walks": "Stopped after --walks walks.",
     }.get(result.stopped_by or "", "")
     where = (f" on Spark ({st['master']}, {st['partitions']} partitions, each with its own seed)"
-             if "partitions" in st else "")
+             if "partitions" in st else
+             f" in {st['processes']} processes, each with its own seed" if st.get("processes", 1) > 1 else "")
     return (f"simulate{where}: {st['walkers']:,} walkers, seed {st['seed']}, up to {st['depth']} steps a walk: "
             f"{st['walker_steps']:,} steps in {result.seconds:.2f} s ({st['steps_per_second']:,} steps/s), "
             f"{st['walks']:,} walks ended, deepest {st['deepest_walk']} steps, "
-            f"{result.distinct_states:,} distinct states seen, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n"
+            f"{result.distinct_states:,} distinct states seen, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB"
+            f"{' (the processes summed)' if st.get('processes', 1) > 1 else ''}\n"
             f"{stop} A simulation never proves an invariant: 'not violated' means no walk broke it.")
 
 

@@ -18,7 +18,7 @@ replace it by a shortest trace.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -69,6 +69,19 @@ class Walks:
     keep_going: bool = False
     coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/coverage.py)
 
+    def shares(self, parts: int) -> list[Walks]:
+        """The walks split `parts` ways (over Spark partitions or local processes): the walkers
+        and walks as evenly as they go, each part with a seed of its own derived from this
+        seed (`numpy.random.SeedSequence(seed).spawn(parts)`)."""
+        seeds = np.random.SeedSequence(self.seed).spawn(parts)
+
+        def split(total: int, p: int) -> int:
+            return total // parts + (1 if p < total % parts else 0)
+
+        return [replace(self, walkers=max(1, split(self.walkers, p)), seed=int(seeds[p].generate_state(1)[0]),
+                        walks=None if self.walks is None else max(1, split(self.walks, p)))
+                for p in range(parts)]
+
 
 def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks,
              progress: ProgressHook | None = None) -> CheckResult:
@@ -99,6 +112,7 @@ class Swarm:
         self.walks_done = 0
         self.deepest = 0
         self.stopped_by: str | None = None
+        self.halt: Any = None  # an event another swarm sets at its violation (kmc/engines/processes.py)
 
     def _weights(self, given: Mapping[str, float]) -> np.ndarray:
         families = {inst.action.name for inst in self.step.instances}
@@ -205,6 +219,8 @@ class Swarm:
             return
         if self.walks.walks is not None and self.walks_done >= self.walks.walks:
             self.stopped_by = "walks"
+        elif self.halt is not None and self.halt.is_set():
+            self.stopped_by = "halted"  # another swarm's violation ended the run
         elif Limits(time_limit=self.walks.time_limit).exhausted(self.started) is not None:
             self.stopped_by = "time-limit"
 

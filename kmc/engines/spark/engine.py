@@ -53,7 +53,7 @@ from kmc.engines.vector.levelstep import LevelStep
 from kmc.engines.result import CheckResult, Progress
 from kmc.engines.search import Limits, ProgressHook, Violations, finish
 from kmc.engines.spark.session import DEFAULT_MASTER, start, zip_single
-from kmc.errors import SparkFailed
+from kmc.errors import RunFailed
 from kmc.engines.vector.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
 from kmc.model.core import Invariant, Model, State
@@ -89,7 +89,7 @@ def check(
             raise
         # the driver's JVM is gone, most often out of heap
         resume = " (--resume goes on from the last level written)" if options.checkpoint_dir else ""
-        raise SparkFailed(f"the Spark JVM stopped answering ({type(e).__name__}): its log above says why; "
+        raise RunFailed(f"the Spark JVM stopped answering ({type(e).__name__}): its log above says why; "
                           f"java.lang.OutOfMemoryError: Java heap space means more --conf spark.driver.memory "
                           f"(local masters run the executors in the driver's JVM) or spark.executor.memory{resume}") from e
 

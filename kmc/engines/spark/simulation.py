@@ -11,10 +11,7 @@ and per invariant the violation of the lowest partition, which it replays and tr
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Sequence
-
-import numpy as np
 
 from kmc.engines.result import CheckResult
 from kmc.engines.simulation import Outcome, Swarm, Walks
@@ -31,23 +28,11 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, option
     sc = begun.session.sparkContext
     partitions = options.partitions or max(sc.defaultParallelism, 1)
     factory.ship(sc)
-    plans = shares(walks, partitions)
+    plans = walks.shares(partitions)
     outcomes = sc.parallelize(list(enumerate(plans)), partitions).map(lambda job: run_share(factory, job)).collect()
     driver.merge([o for _, o in sorted(outcomes, key=lambda x: x[0])])
     return driver.result("spark-simulate", {"master": options.master, "partitions": partitions,
                                             "session_start_seconds": round(begun.seconds, 2)})
-
-
-def shares(walks: Walks, partitions: int) -> list[Walks]:
-    """Each partition's walkers, walks and seed: the walkers and walks split as evenly as they go."""
-    seeds = np.random.SeedSequence(walks.seed).spawn(partitions)
-
-    def split(total: int, p: int) -> int:
-        return total // partitions + (1 if p < total % partitions else 0)
-
-    return [replace(walks, walkers=max(1, split(walks.walkers, p)), seed=int(seeds[p].generate_state(1)[0]),
-                    walks=None if walks.walks is None else max(1, split(walks.walks, p)))
-            for p in range(partitions)]
 
 
 def run_share(factory: ModelFactory, job: tuple[int, Walks]) -> tuple[int, Outcome]:

@@ -1,0 +1,90 @@
+"""`kmc simulate --processes N`: the swarm spread over this machine's cores.
+
+numpy runs one core per process, so a swarm in one process leaves the others idle. Here each
+of N forked processes runs a swarm of its own (kmc/engines/simulation.py) with its share of
+the walkers and of the walks and a seed derived from the run's seed (`Walks.shares`, as Spark
+partitions do), and the parent merges what they found: the union of the states they saw
+(exactly, through the key set), their figures, and per invariant the violation of the lowest
+process, which it replays and tries to shorten. The first violation (without `--continue`)
+sets an event that ends every process's walks at its next round. A run that ends by `--walks`
+with no violation is the same run for the same seed and N.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import traceback
+from typing import Any, Sequence
+
+from kmc.engines.result import CheckResult, peak_memory_bytes
+from kmc.engines.search import ProgressHook
+from kmc.engines.simulation import Outcome, Swarm, Walks
+from kmc.errors import BadInput, RunFailed
+from kmc.model.core import Invariant, Model
+
+_WAIT = 0.5  # seconds between looks at the children while they walk
+
+
+def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, processes: int,
+             progress: ProgressHook | None = None) -> CheckResult:
+    """Run the walks in `processes` forked processes; the result is the merged swarm's, its
+    `engine_stats` with "processes"."""
+    driver = Swarm(model, invariants, walks, None)  # checks the plan (weights, an end) before forking
+    if processes == 1:
+        driver.progress = progress
+        driver.walk()
+        return driver.result(extra={"processes": 1})
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:
+        raise BadInput("--processes needs the 'fork' start method (Linux, macOS); use --processes 1") from None
+    halt = ctx.Event()
+    results: Any = ctx.Queue()
+    children = [ctx.Process(target=_run_share, args=(model, invariants, share, p, halt, results,
+                                                     progress if p == 0 else None), daemon=True)
+                for p, share in enumerate(walks.shares(processes))]
+    for child in children:
+        child.start()
+    outcomes: dict[int, Outcome] = {}
+    peaks: dict[int, int] = {}
+    try:
+        while len(outcomes) < processes:
+            try:
+                p, outcome, peak, error = results.get(timeout=_WAIT)
+            except queue.Empty:
+                dead = [c for c in children if c.exitcode not in (None, 0)]
+                if dead:
+                    raise RunFailed(f"a simulation process died (exit code {dead[0].exitcode}): "
+                                   "out of memory? Try fewer --walkers or --processes") from None
+                continue
+            if error is not None:
+                raise error
+            outcomes[p], peaks[p] = outcome, peak
+    finally:
+        halt.set()
+        for child in children:
+            child.join(timeout=5)
+            if child.is_alive():
+                child.terminate()
+    driver.merge([outcomes[p] for p in range(processes)])
+    result = driver.result(extra={"processes": processes, "process_peak_bytes": [peaks[p] for p in range(processes)]})
+    result.peak_memory_bytes += sum(peaks.values())  # every process's own peak (pages shared at the fork counted in each)
+    return result
+
+
+def _run_share(model: Model, invariants: Sequence[Invariant], walks: Walks, p: int, halt: Any, results: Any,
+               progress: ProgressHook | None) -> None:
+    """In a child: one share's swarm; its outcome (or its error) goes back on `results`."""
+    try:
+        swarm = Swarm(model, invariants, walks, progress)
+        swarm.halt = halt
+        swarm.walk()
+        if swarm.stopped_by == "violation":
+            halt.set()
+        results.put((p, swarm.outcome(), peak_memory_bytes(), None))
+    except BadInput as e:  # a contract error found while walking: the CLI's one line
+        results.put((p, None, 0, e))
+    except Exception as e:  # anything else is internal: its traceback goes with it
+        results.put((p, None, 0, RuntimeError(f"simulation process {p + 1}: {type(e).__name__}: {e}\n"
+                                           f"{traceback.format_exc()}")))
