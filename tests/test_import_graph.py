@@ -1,5 +1,5 @@
 """kmc's imports run one way (docs/architecture.md): cli -> kmc (the public surface) -> gate/bench -> registry -> engines ->
-traces -> semantics -> invariants -> model -> errors. Inside engines: run -> spark, symbolic ->
+traces -> semantics -> invariants -> model -> errors. Inside engines: run -> spark, processes, symbolic ->
 explicit/simulation -> vector -> result/search/coverage. A model never imports an engine, traces never import an
 engine, no engine imports the model catalogue, nothing imports the CLI, and there is no cycle.
 
@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "kmc.registry": 70,
     "kmc.engines.run": 64,
     "kmc.engines.spark": 63,
+    "kmc.engines.processes": 63,
     "kmc.engines.symbolic": 63,
     "kmc.engines.explicit": 62,
     "kmc.engines.simulation": 62,
