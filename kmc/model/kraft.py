@@ -112,7 +112,8 @@ class Kraft(KraftController):
     def may_shut_down(self, s: StateView, X: Backend, b: int, cand: int, dirty: bool) -> Bool:
         limit, count = ((self.settings["unclean_shutdown_limit"], s.unclean_shutdowns) if dirty
                         else (self.settings["clean_shutdown_limit"], s.clean_shutdowns))
-        ok = X.and_(count < limit, s.status[b] >= STARTING, self.handle_broker_fenced(s, X, b, cand)[0])
+        ok = X.and_(count < limit, s.status[b] >= STARTING,
+                    self.handle_broker_fenced(s, X, b, cand, effect=False)[0])
         if dirty and self.avoid_lrs:  # AvoidLastReplicaStanding
             ok = X.and_(ok, X.not_(X.and_(s.con_isr[b] == 1, self.card(X, s.con_isr) == 1)))
         return ok

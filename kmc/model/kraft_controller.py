@@ -63,9 +63,10 @@ class KraftController(KraftState):
 
     def maybe_update_partition_on_broker_change(self, s: StateView, X: Backend, new_isr: Sequence[Int],
                                                 new_unfenced: Sequence[Int], cand: int,
-                                                new_elr: Sequence[Int] | None = None) -> tuple[Bool, Flat]:
+                                                new_elr: Sequence[Int] | None = None, effect: bool = True
+                                                ) -> tuple[Bool, Flat]:
         """MaybeUpdatePartitionOnBrokerChange: (whether `cand` is the election's choice, the
-        effect). v3.5: keep the leader if it stays in the ISR and unfenced, else elect an
+        effect; with `effect` False, for a guard, no effect is built). v3.5: keep the leader if it stays in the ISR and unfenced, else elect an
         unfenced ISR member, else no leader. kip966: elect from the ISR, else from the unfenced
         ELR (which joins the ISR), else no leader."""
         leader, le, pe = s.con_leader, s.con_leader_epoch, s.con_partition_epoch
@@ -78,11 +79,15 @@ class KraftController(KraftState):
             elect = X.and_(X.not_(no_change), some)
             choice = X.ite(elect, X.and_(cand != NONE, new_isr[cand] == 1, new_unfenced[cand] == 1)
                            if cand != NONE else False, cand == NONE)
-            eff = cases(s, X, [
-                (X.and_(no_change, same), {}),
-                (no_change, self.apply_partition_change(s, X, new_isr, leader, le, pe + 1)),
-                (some, self.apply_partition_change(s, X, new_isr, cand, le + 1, pe + 1)),
-            ], self.apply_partition_change(s, X, new_isr, NONE, le + 1, pe + 1))
+            if not effect:
+                return X.and_(choice, self.room_for_a_record(s)), {}
+            # the spec's CASE: no change and the same ISR -> no record; no change -> the leader
+            # stays (a new partition epoch); else an ISR member is elected, or no leader. Every
+            # arm that appends calls ApplyPartitionChange: its arguments are chosen first, then
+            # applied once (the same effect, in a third of the selections)
+            new_leader = X.ite(no_change, leader, X.ite(some, cand, NONE))
+            record = self.apply_partition_change(s, X, new_isr, new_leader, X.ite(no_change, le, le + 1), pe + 1)
+            eff = when(s, X, X.not_(X.and_(no_change, same)), record)
             return X.and_(choice, self.room_for_a_record(s)), eff
         assert new_elr is not None
         isr_size = self.card(X, new_isr)
@@ -99,12 +104,19 @@ class KraftController(KraftState):
                            X.and_(from_elr, new_elr[cand] == 1, new_unfenced[cand] == 1))
             isr2 = [1 if b == cand else new_isr[b] for b in self.B]
             elr2 = [0 if b == cand else new_elr[b] for b in self.B]
-        eff = cases(s, X, [
-            (X.and_(no_change, same), {}),
-            (no_change, self.apply_partition_change(s, X, new_isr, leader, le, pe + 1, new_elr)),
-            (isr_size > 0, self.apply_partition_change(s, X, new_isr, cand, le + 1, pe + 1, new_elr)),
-            (some_elr, self.apply_partition_change(s, X, isr2, cand, le + 1, pe + 1, elr2)),
-        ], self.apply_partition_change(s, X, new_isr, NONE, le + 1, pe + 1, new_elr))
+        if not effect:
+            return X.and_(choice, self.room_for_a_record(s)), {}
+        # the spec's CASE: no change and the same ISR and ELR -> no record; no change -> the
+        # leader stays; an ISR member elected; an unfenced ELR member elected (it joins the ISR
+        # and leaves the ELR); else no leader. As above, ApplyPartitionChange's arguments are
+        # chosen first and applied once.
+        elected = X.ite(isr_size > 0, cand, X.ite(some_elr, cand, NONE))
+        new_leader = X.ite(no_change, leader, elected)
+        by_elr = X.and_(X.not_(no_change), X.not_(isr_size > 0), some_elr)
+        isr = [X.ite(by_elr, isr2[b], new_isr[b]) for b in self.B]
+        elr = [X.ite(by_elr, elr2[b], new_elr[b]) for b in self.B]
+        record = self.apply_partition_change(s, X, isr, new_leader, X.ite(no_change, le, le + 1), pe + 1, elr)
+        eff = when(s, X, X.not_(X.and_(no_change, same)), record)
         return X.and_(choice, self.room_for_a_record(s)), eff
 
     def update_elr(self, s: StateView, X: Backend, proposed_isr: Sequence[Int]) -> list[Int]:
@@ -114,34 +126,37 @@ class KraftController(KraftState):
         return [X.ite(big, 0, X.ite(X.or_(s.con_elr[b] == 1, X.and_(s.con_isr[b] == 1, proposed_isr[b] == 0)),
                                     self.replicas[b], 0)) for b in self.B]
 
-    def handle_broker_fenced(self, s: StateView, X: Backend, b: int, cand: int) -> tuple[Bool, Flat]:
+    def handle_broker_fenced(self, s: StateView, X: Backend, b: int, cand: int, effect: bool = True
+                             ) -> tuple[Bool, Flat]:
         """HandleBrokerFenced: b leaves the unfenced set and the ISR (v3.5: unless it is the
         ISR's last member; kip966: even then)."""
         unfenced = [0 if x == b else s.reg_status[x] for x in self.B]
         if self.kip966:
             isr = [0 if x == b else s.con_isr[x] for x in self.B]
             return self.maybe_update_partition_on_broker_change(s, X, isr, unfenced, cand,
-                                                                self.update_elr(s, X, isr))
+                                                                self.update_elr(s, X, isr), effect)
         alone = self.card(X, s.con_isr) == 1
         isr = [X.ite(alone, s.con_isr[x], 0) if x == b else s.con_isr[x] for x in self.B]
-        return self.maybe_update_partition_on_broker_change(s, X, isr, unfenced, cand)
+        return self.maybe_update_partition_on_broker_change(s, X, isr, unfenced, cand, effect=effect)
 
-    def handle_broker_unfenced(self, s: StateView, X: Backend, b: int, cand: int) -> tuple[Bool, Flat]:
+    def handle_broker_unfenced(self, s: StateView, X: Backend, b: int, cand: int, effect: bool = True
+                               ) -> tuple[Bool, Flat]:
         """HandleBrokerUnfenced: b joins the unfenced set; with no leader the controller may
         now elect one (v3.5 from the ISR, kip966 from the ISR or ELR)."""
         unfenced = [1 if x == b else s.reg_status[x] for x in self.B]
         choice, eff = self.maybe_update_partition_on_broker_change(s, X, list(s.con_isr), unfenced, cand,
-                                                                   list(s.con_elr))
+                                                                   list(s.con_elr), effect)
         no_leader = s.con_leader == NONE
-        return X.ite(no_leader, choice, cand == NONE), when(s, X, no_leader, eff)
+        return X.ite(no_leader, choice, cand == NONE), when(s, X, no_leader, eff) if effect else {}
 
-    def process_unclean_broker(self, s: StateView, X: Backend, b: int, cand: int) -> tuple[Bool, Flat]:
+    def process_unclean_broker(self, s: StateView, X: Backend, b: int, cand: int, effect: bool = True
+                               ) -> tuple[Bool, Flat]:
         """ProcessUncleanBroker (kip966): a broker that registers without its broker epoch lost
         its log: it leaves the ISR and the ELR."""
         unfenced = [1 if x == b else s.reg_status[x] for x in self.B]
         isr = [0 if x == b else s.con_isr[x] for x in self.B]
         elr = [0 if x == b else s.con_elr[x] for x in self.B]
-        return self.maybe_update_partition_on_broker_change(s, X, isr, unfenced, cand, elr)
+        return self.maybe_update_partition_on_broker_change(s, X, isr, unfenced, cand, elr, effect)
 
     # -- actions -------------------------------------------------------------------------------
 
@@ -153,15 +168,16 @@ class KraftController(KraftState):
         broker epoch means the broker lost its log)."""
         return X.and_(s.reg_request[i] == b,
                       X.or_(s.reg_status[b] == FENCED, s.reg_incarnation[b] == self.incarnations[i]),
-                      self._reg_request_change(s, X, b, i, cand)[0])
+                      self._reg_request_change(s, X, b, i, cand, effect=False)[0])
 
-    def _reg_request_change(self, s: StateView, X: Backend, b: int, i: int, cand: int) -> tuple[Bool, Flat]:
+    def _reg_request_change(self, s: StateView, X: Backend, b: int, i: int, cand: int, effect: bool = True
+                            ) -> tuple[Bool, Flat]:
         if not self.kip966:
-            return self.handle_broker_unfenced(s, X, b, cand)
-        c1, e1 = self.process_unclean_broker(s, X, b, cand)
-        c2, e2 = self.handle_broker_unfenced(s, X, b, cand)
+            return self.handle_broker_unfenced(s, X, b, cand, effect)
+        c1, e1 = self.process_unclean_broker(s, X, b, cand, effect)
+        c2, e2 = self.handle_broker_unfenced(s, X, b, cand, effect)
         unclean = s.reg_request_epoch[i] == 0
-        return X.ite(unclean, c1, c2), cases(s, X, [(unclean, e1)], e2)
+        return X.ite(unclean, c1, c2), cases(s, X, [(unclean, e1)], e2) if effect else {}
 
     @receive_broker_reg_request.effect
     def _(self, s: StateView, X: Backend, b: int, i: int, cand: int) -> Effect:
@@ -175,7 +191,8 @@ class KraftController(KraftState):
     @action(broker=BROKER, leader=CANDIDATE)
     def unfence_broker(self, s: StateView, X: Backend, b: int, cand: int) -> Bool:
         """UnfenceBroker: the controller unfences a running broker (a heartbeat arrived)."""
-        return X.and_(s.reg_status[b] == FENCED, s.status[b] == RUNNING, self.handle_broker_unfenced(s, X, b, cand)[0])
+        return X.and_(s.reg_status[b] == FENCED, s.status[b] == RUNNING,
+                      self.handle_broker_unfenced(s, X, b, cand, effect=False)[0])
 
     @unfence_broker.effect
     def _(self, s: StateView, X: Backend, b: int, cand: int) -> Effect:
@@ -186,7 +203,7 @@ class KraftController(KraftState):
         """FenceBroker: the controller fences an unfenced broker (its heartbeats stopped),
         taking it out of leadership and the ISR (at most --fence-broker-limit times)."""
         return X.and_(s.fences < self.settings["fence_broker_limit"], s.reg_status[b] == UNFENCED,
-                      self.handle_broker_fenced(s, X, b, cand)[0])
+                      self.handle_broker_fenced(s, X, b, cand, effect=False)[0])
 
     @fence_broker.effect
     def _(self, s: StateView, X: Backend, b: int, cand: int) -> Effect:
