@@ -60,7 +60,7 @@ class Walks:
     `walks` walks have ended or `time_limit` seconds have passed (whichever is first), or an
     invariant is violated (unless `keep_going`)."""
 
-    walkers: int = 10_000
+    walkers: int = 20_000
     depth: int = 100
     seed: int = 0
     walks: int | None = None

@@ -2,7 +2,8 @@
 
 A level is stored compactly, as the packed words of its states (kmc/engines/vector/packing.py),
 and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
-model has, as each instance's guard and effect run on the whole chunk): each chunk is unpacked and goes through the
+model has, as each instance's guard and effect run on the whole chunk; the next chunk expands in
+a second thread while this one is deduplicated, since numpy releases the GIL in its loops): each chunk is unpacked and goes through the
 level step (kmc/engines/vector/levelstep.py), every enabled instance on the whole chunk at once,
 giving candidate successors with exact packed keys and their ranks in the scalar engine's order.
 The candidates are deduplicated keeping each key's first occurrence in that order (parent's
@@ -24,6 +25,7 @@ reference engine, kmc/engines/explicit/bfs.py; the tests hold it to that.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 import numpy as np
@@ -43,6 +45,7 @@ from kmc.errors import ReplayError
 from kmc.model.core import Invariant, Model, State
 
 U64 = np.uint64
+_AHEAD = ThreadPoolExecutor(1, thread_name_prefix="kmc-expand")  # numpy releases the GIL in its loops
 CHUNK_WORK = 1 << 21  # states x instances expanded at once: bounds the candidates held at a time
 
 
@@ -186,11 +189,21 @@ class Search:
         nxt = NextLevel(self)
         numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
         chunk = chunk_states(self.step.count)
-        for start in range(0, level.shape[1], chunk):
+        starts = list(range(0, level.shape[1], chunk))
+
+        def expand(start: int) -> Any:
+            return self.step.expand(self.step.unpack(level[:, start:start + chunk]), drop_stutter=True)
+
+        ahead = _AHEAD.submit(expand, starts[0]) if len(starts) > 1 else None
+        for i, start in enumerate(starts):
             if start and (exhausted := self.limits.exhausted(self.started)) is not None:
                 self.stopped_by = exhausted  # a wide level can outgrow --memory-limit before it ends
                 break
-            candidates = self.step.expand(self.step.unpack(level[:, start:start + chunk]), drop_stutter=True)
+            if ahead is None:
+                candidates = expand(start)
+            else:  # the next chunk expands in a second thread while this one is deduplicated
+                candidates = ahead.result()
+                ahead = _AHEAD.submit(expand, starts[i + 1]) if i + 1 < len(starts) else None
             if candidates is not None and self.properties:
                 self.steps.record(self.step, candidates, numbered + start)
             if candidates is not None and self.coverage is not None:
@@ -201,6 +214,8 @@ class Search:
                              candidates.stutter)
             if self.stopped_by is not None:
                 break
+        if ahead is not None:  # a stopped level: the chunk expanded ahead is dropped, its errors too
+            wait([ahead])
         return self._close(nxt, depth)
 
     def _accept(self, canonical: np.ndarray, rank: np.ndarray, build: Any, depth: int,
