@@ -3,10 +3,13 @@ counts, violations found and replayed, traces shortened by a bounded search."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from kmc.engines.processes import simulate as in_processes
 from kmc.engines.simulation import Swarm, Walks, simulate
+from kmc.errors import RunFailed
 from kmc.model.core import Backend, Bool, Effect, StateView, action
 from kmc.registry import select
 from kmc.traces.replay import replay
@@ -168,6 +171,24 @@ def test_an_error_in_a_process_reaches_the_caller() -> None:
 
     with pytest.raises(RuntimeError, match="outside its range"):
         in_processes(Overflow(), [], Walks(walkers=10, depth=20, walks=100), 2)
+
+
+def test_a_process_that_dies_is_one_line() -> None:
+    """A child killed outside kmc's control (here it exits on its first step, as the kernel's
+    OOM killer would end it) ends the run with RunFailed, which the CLI prints as one line."""
+    from tests.models.vacuous import Vacuous
+
+    class Dying(Vacuous):
+        @action()
+        def bump(self, s: StateView, X: Backend) -> Bool:
+            return s.x < 3
+
+        @bump.effect
+        def _(self, s: StateView, X: Backend) -> Effect:
+            os._exit(3)
+
+    with pytest.raises(RunFailed, match="a simulation process died"):
+        in_processes(Dying(), [], Walks(walkers=10, depth=20, walks=100), 2)
 
 
 def kraft_last_replica_standing(**bounds: int):
