@@ -66,11 +66,13 @@ class KraftController(KraftState):
                                                 new_elr: Sequence[Int] | None = None, effect: bool = True
                                                 ) -> tuple[Bool, Flat]:
         """MaybeUpdatePartitionOnBrokerChange: (whether `cand` is the election's choice, the
-        effect; with `effect` False, for a guard, no effect is built). v3.5: keep the leader if it stays in the ISR and unfenced, else elect an
-        unfenced ISR member, else no leader. kip966: elect from the ISR, else from the unfenced
-        ELR (which joins the ISR), else no leader."""
+        effect; with `effect` False, for a guard, no effect is built). v3.5: keep the leader if it
+        stays in the ISR and unfenced, else elect an unfenced ISR member, else no leader. kip966:
+        elect from the ISR, else from the unfenced ELR (which joins the ISR), else no leader."""
         leader, le, pe = s.con_leader, s.con_leader_epoch, s.con_partition_epoch
         in_isr = X.at(new_isr, leader) == 1
+        isr: list[Int] = list(new_isr)
+        elr: list[Int] | None = None  # v3.5: ApplyPartitionChange keeps the controller's (empty) ELR
         if not self.kip966:
             some = X.exists(self.B, lambda c: X.and_(new_isr[c] == 1, new_unfenced[c] == 1))
             no_change = X.or_(X.and_(leader == NONE, X.not_(some)),
@@ -79,45 +81,36 @@ class KraftController(KraftState):
             elect = X.and_(X.not_(no_change), some)
             choice = X.ite(elect, X.and_(cand != NONE, new_isr[cand] == 1, new_unfenced[cand] == 1)
                            if cand != NONE else False, cand == NONE)
-            if not effect:
-                return X.and_(choice, self.room_for_a_record(s)), {}
-            # the spec's CASE: no change and the same ISR -> no record; no change -> the leader
-            # stays (a new partition epoch); else an ISR member is elected, or no leader. Every
-            # arm that appends calls ApplyPartitionChange: its arguments are chosen first, then
-            # applied once (the same effect, in a third of the selections)
-            new_leader = X.ite(no_change, leader, X.ite(some, cand, NONE))
-            record = self.apply_partition_change(s, X, new_isr, new_leader, X.ite(no_change, le, le + 1), pe + 1)
-            eff = when(s, X, X.not_(X.and_(no_change, same)), record)
-            return X.and_(choice, self.room_for_a_record(s)), eff
-        assert new_elr is not None
-        isr_size = self.card(X, new_isr)
-        some_elr = X.exists(self.B, lambda c: X.and_(new_elr[c] == 1, new_unfenced[c] == 1))
-        no_change = X.or_(X.and_(leader == NONE, isr_size == 0, X.not_(some_elr)), X.and_(leader != NONE, in_isr))
-        same = X.and_(self.same_set(X, new_isr, s.con_isr), self.same_set(X, new_elr, s.con_elr))
-        from_isr = X.and_(X.not_(no_change), isr_size > 0)
-        from_elr = X.and_(X.not_(no_change), isr_size == 0, some_elr)
-        if cand == NONE:
-            choice = X.not_(X.or_(from_isr, from_elr))
-            isr2, elr2 = list(new_isr), list(new_elr)
+            elected = X.ite(some, cand, NONE)
         else:
-            choice = X.or_(X.and_(from_isr, new_isr[cand] == 1),
-                           X.and_(from_elr, new_elr[cand] == 1, new_unfenced[cand] == 1))
-            isr2 = [1 if b == cand else new_isr[b] for b in self.B]
-            elr2 = [0 if b == cand else new_elr[b] for b in self.B]
+            assert new_elr is not None
+            isr_size = self.card(X, new_isr)
+            some_elr = X.exists(self.B, lambda c: X.and_(new_elr[c] == 1, new_unfenced[c] == 1))
+            no_change = X.or_(X.and_(leader == NONE, isr_size == 0, X.not_(some_elr)),
+                              X.and_(leader != NONE, in_isr))
+            same = X.and_(self.same_set(X, new_isr, s.con_isr), self.same_set(X, new_elr, s.con_elr))
+            from_isr = X.and_(X.not_(no_change), isr_size > 0)
+            from_elr = X.and_(X.not_(no_change), isr_size == 0, some_elr)
+            elr = list(new_elr)
+            if cand == NONE:
+                choice = X.not_(X.or_(from_isr, from_elr))
+            else:
+                choice = X.or_(X.and_(from_isr, new_isr[cand] == 1),
+                               X.and_(from_elr, new_elr[cand] == 1, new_unfenced[cand] == 1))
+                # an ELR member elected joins the ISR and leaves the ELR
+                isr[cand] = X.ite(from_elr, 1, new_isr[cand])
+                elr[cand] = X.ite(from_elr, 0, new_elr[cand])
+            elected = X.ite(X.or_(isr_size > 0, some_elr), cand, NONE)
+        allowed = X.and_(choice, self.room_for_a_record(s))
         if not effect:
-            return X.and_(choice, self.room_for_a_record(s)), {}
-        # the spec's CASE: no change and the same ISR and ELR -> no record; no change -> the
-        # leader stays; an ISR member elected; an unfenced ELR member elected (it joins the ISR
-        # and leaves the ELR); else no leader. As above, ApplyPartitionChange's arguments are
-        # chosen first and applied once.
-        elected = X.ite(isr_size > 0, cand, X.ite(some_elr, cand, NONE))
-        new_leader = X.ite(no_change, leader, elected)
-        by_elr = X.and_(X.not_(no_change), X.not_(isr_size > 0), some_elr)
-        isr = [X.ite(by_elr, isr2[b], new_isr[b]) for b in self.B]
-        elr = [X.ite(by_elr, elr2[b], new_elr[b]) for b in self.B]
-        record = self.apply_partition_change(s, X, isr, new_leader, X.ite(no_change, le, le + 1), pe + 1, elr)
-        eff = when(s, X, X.not_(X.and_(no_change, same)), record)
-        return X.and_(choice, self.room_for_a_record(s)), eff
+            return allowed, {}
+        # the spec's CASE: no change and the same ISR (and ELR) -> no record; no change -> the
+        # leader stays (a new partition epoch); else the election's leader, or none. Every arm
+        # that appends calls ApplyPartitionChange: its arguments are chosen first, then it is
+        # applied once (the same effect, in a third of the selections).
+        record = self.apply_partition_change(s, X, isr, X.ite(no_change, leader, elected),
+                                             X.ite(no_change, le, le + 1), pe + 1, elr)
+        return allowed, when(s, X, X.not_(X.and_(no_change, same)), record)
 
     def update_elr(self, s: StateView, X: Backend, proposed_isr: Sequence[Int]) -> list[Int]:
         """UpdateElrOnIsrOrReplicaChange (kip966): empty when the proposed ISR has MinISR
