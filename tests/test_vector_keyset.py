@@ -55,6 +55,20 @@ def test_first_occurrences_and_visited_are_exact(mix, batch, earlier) -> None:
     assert {k for k, f in zip(got, found) if f} == set(batch) & set(earlier)
 
 
+@settings(max_examples=50, deadline=None)
+@given(batch=st.lists(st.integers(0, 7), min_size=1, max_size=60), high=st.sampled_from([0, 40, 63]))
+def test_first_occurrences_of_one_word_keys(batch, high) -> None:
+    """One-word keys narrow enough to share a 64-bit word with their ranks (one sort of
+    key * 2**b + rank) and keys too wide for it (an argsort) give each key's smallest rank."""
+    keys = np.array(batch, dtype=np.uint64) << np.uint64(high)  # 63: some keys above 2**63, some wrap to 0
+    rank = np.random.default_rng(len(batch)).permutation(len(batch)).astype(np.int64)
+    s, e, first = first_occurrences(keys, [], rank)
+    want: dict[int, int] = {}
+    for key, r in zip(keys.tolist(), rank.tolist()):
+        want[key] = min(r, want.get(key, r))
+    assert e == [] and s.tolist() == sorted(want) and first.tolist() == [want[k] for k in sorted(want)]
+
+
 def test_vector_engine_is_exact_with_a_poor_mix(mix) -> None:
     """Two-word keys (three replicas): same run as the scalar engine, collisions or not."""
     model, invariants = build("replication", mode="kip279", replicas=3, max_leader_epoch=3)

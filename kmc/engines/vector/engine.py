@@ -25,7 +25,7 @@ reference engine, kmc/engines/explicit/bfs.py; the tests hold it to that.
 from __future__ import annotations
 
 import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
 import numpy as np
@@ -34,8 +34,8 @@ from kmc.engines.coverage import Coverage
 from kmc.engines.liveness import check as liveness
 from kmc.engines.vector.edges import StateGraph, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Visited, first_occurrences
-from kmc.engines.vector.levelstep import Block, LevelStep
+from kmc.engines.vector.keyset import Distinct, Visited, first_occurrences
+from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress
 from kmc.semantics.scalar import ScalarModel
@@ -104,6 +104,7 @@ class Search:
         self.generated = 0
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if limits.coverage else None
+        self._ahead: Future | None = None  # the next level's first chunk, expanding in the second thread
 
     # -- the search ----------------------------------------------------------------------
 
@@ -128,7 +129,8 @@ class Search:
             def build(order: np.ndarray) -> Block:
                 return self.step.block(first.rows[order])
 
-            level = self._close(self._accept(lexmin(first.keys), rank, build, 0, NextLevel(self), 0), 0)
+            level = self._close(self._accept(self._distinct(lexmin(first.keys), rank), rank, build, 0,
+                                             NextLevel(self), 0), 0)
             depth = 1
 
         while level is not None and level.shape[1] and self.stopped_by is None:
@@ -146,6 +148,9 @@ class Search:
             if self.progress is not None:
                 self.progress(Progress(depth, len(self.visited), self.generated, level.shape[1],
                                        time.perf_counter() - self.started))
+        if self._ahead is not None:  # the search stopped before the level expanded ahead
+            wait([self._ahead])
+            self._ahead = None
         if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
             return None, depth
         return self.step.unpack(level), depth
@@ -185,47 +190,55 @@ class Search:
         result.seconds = time.perf_counter() - self.started
 
     def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
-        """The next level: every enabled instance on every state of `level`, a chunk at a time."""
+        """The next level: every enabled instance on every state of `level`, a chunk at a time.
+        Each chunk is expanded in a second thread while the one before it is checked against
+        the visited set (numpy releases the GIL in its loops); the first chunk, while the level
+        before was merged into the visited set."""
         nxt = NextLevel(self)
         numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
         chunk = chunk_states(self.step.count)
         starts = list(range(0, level.shape[1], chunk))
-
-        def expand(start: int) -> Any:
-            return self.step.expand(self.step.unpack(level[:, start:start + chunk]), drop_stutter=True)
-
-        ahead = _AHEAD.submit(expand, starts[0]) if len(starts) > 1 else None
+        ahead: Future | None = self._ahead or _AHEAD.submit(self._expand, level, 0)
+        self._ahead = None
         for i, start in enumerate(starts):
             if start and (exhausted := self.limits.exhausted(self.started)) is not None:
                 self.stopped_by = exhausted  # a wide level can outgrow --memory-limit before it ends
                 break
-            if ahead is None:
-                candidates = expand(start)
-            else:  # the next chunk expands in a second thread while this one is deduplicated
-                candidates = ahead.result()
-                ahead = _AHEAD.submit(expand, starts[i + 1]) if i + 1 < len(starts) else None
+            assert ahead is not None
+            candidates, distinct = ahead.result()
+            ahead = _AHEAD.submit(self._expand, level, starts[i + 1]) if i + 1 < len(starts) else None
             if candidates is not None and self.properties:
                 self.steps.record(self.step, candidates, numbered + start)
             if candidates is not None and self.coverage is not None:
                 self.coverage.enabled += candidates.enabled
                 self.coverage.fired += candidates.enabled  # breadth-first search takes every enabled step
-            if candidates is not None:
-                self._accept(candidates.canonical, candidates.rank, candidates.build, depth, nxt, start,
-                             candidates.stutter)
+            if candidates is not None and distinct is not None:
+                self._accept(distinct, candidates.rank, candidates.build, depth, nxt, start, candidates.stutter)
             if self.stopped_by is not None:
                 break
         if ahead is not None:  # a stopped level: the chunk expanded ahead is dropped, its errors too
             wait([ahead])
         return self._close(nxt, depth)
 
-    def _accept(self, canonical: np.ndarray, rank: np.ndarray, build: Any, depth: int,
+    def _expand(self, level: np.ndarray, start: int) -> tuple[Candidates | None, Distinct | None]:
+        """The candidates of the chunk of `level` from `start` on, and their distinct keys."""
+        chunk = chunk_states(self.step.count)
+        candidates = self.step.expand(self.step.unpack(level[:, start:start + chunk]), drop_stutter=True)
+        if candidates is None:
+            return None, None
+        return candidates, self._distinct(candidates.canonical, candidates.rank)
+
+    def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
+        """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
+        the scalar engine), each with its smallest rank."""
+        return first_occurrences(*self.fmt.split(canonical), rank)
+
+    def _accept(self, distinct: Distinct, rank: np.ndarray, build: Any, depth: int,
                 nxt: NextLevel, start: int, stutter: np.ndarray | None = None) -> NextLevel:
-        """From the candidate successors of a chunk of a level starting at `start` (canonical
-        keys, and rank: their order in the scalar engine), keep each key's first occurrence,
-        drop the visited ones and those an earlier chunk found, check invariants, apply the
-        limits; add the new states to the next level."""
-        sort_key, extras = self.fmt.split(canonical)
-        s, e, first = first_occurrences(sort_key, extras, rank)
+        """From the distinct candidate successors of a chunk of a level starting at `start`
+        (and the ranks of all of them), drop the visited ones and those an earlier chunk found,
+        check invariants, apply the limits; add the new states to the next level."""
+        s, e, first = distinct
         earlier, pos = nxt.keys.find(s, e)
         unsure = np.flatnonzero(~earlier)
         unsure = unsure[self.seen.maybe(s[unsure])]  # the others are certainly not visited
@@ -263,17 +276,20 @@ class Search:
         return nxt
 
     def _close(self, nxt: NextLevel, depth: int) -> np.ndarray:
-        """Merge a finished level's keys into the visited set; its packed words (words x states)."""
+        """Merge a finished level's keys into the visited set; its packed words (words x
+        states). Unless the run stops here, the next level's first chunk is expanded (in the
+        second thread) meanwhile."""
+        words = (np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0] if nxt.words
+                 else np.zeros((self.step.packing.words, 0), dtype=U64))
+        if words.shape[1] and self.stopped_by is None:
+            self._ahead = _AHEAD.submit(self._expand, words, 0)
         keys = nxt.keys
         self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
         self.seen.add(keys.sort_key, self.visited.sort_key)
         if depth > 0:
             self.parents.append(_concat(nxt.parents, np.int32))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
-        if not nxt.words:
-            return np.zeros((self.step.packing.words, 0), dtype=U64)
-        words = np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
-        if self.properties:
+        if self.properties and words.shape[1]:
             self.levels.append(words)
         return words
 

@@ -70,12 +70,22 @@ def _starts(sort_key: np.ndarray, extras: list[np.ndarray], start: np.ndarray | 
     return start
 
 
-def first_occurrences(
-    sort_key: np.ndarray, extras: list[np.ndarray], rank: np.ndarray
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+Distinct = tuple[np.ndarray, list[np.ndarray], np.ndarray]  # (sort keys, other words, smallest ranks)
+
+
+def first_occurrences(sort_key: np.ndarray, extras: list[np.ndarray], rank: np.ndarray) -> Distinct:
     """The distinct keys of a batch, ordered by sort key, each with its smallest rank."""
     if len(sort_key) == 0:
         return sort_key, extras, rank
+    if not extras:
+        shift = max(int(rank.max()), 1).bit_length()
+        if int(sort_key.max()).bit_length() + shift <= 64:
+            # one sort of key * 2**b + rank: each key's first element holds its smallest rank
+            combined = (sort_key << U64(shift)) | rank.astype(U64)
+            combined.sort()
+            s = combined >> U64(shift)
+            first = np.flatnonzero(_starts(s, []))
+            return s[first], [], (combined[first] & U64((1 << shift) - 1)).astype(np.int64)
     order, s = _argsort(sort_key)
     e = [x[order] for x in extras]
     start = _starts(s, [])
