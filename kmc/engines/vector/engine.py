@@ -2,10 +2,11 @@
 
 A level is stored compactly, as the packed words of its states (kmc/engines/vector/packing.py),
 and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
-model has, as each instance's guard and effect run on the whole chunk; the next chunk expands in
-a second thread while this one is deduplicated, since numpy releases the GIL in its loops): each chunk is unpacked and goes through the
-level step (kmc/engines/vector/levelstep.py), every enabled instance on the whole chunk at once,
-giving candidate successors with exact packed keys and their ranks in the scalar engine's order.
+model has, as each instance's guard and effect run on the whole chunk; a second thread expands
+and deduplicates the next chunk while this one is checked against the visited set, since numpy
+releases the GIL in its loops): each chunk is unpacked and goes through the level step
+(kmc/engines/vector/levelstep.py), every enabled instance on the whole chunk at once, giving
+candidate successors with exact packed keys and their ranks in the scalar engine's order.
 The candidates are deduplicated keeping each key's first occurrence in that order (parent's
 position in its level, then instance id); the keys already visited, or found new by an earlier
 chunk of the same level, are dropped; the rest, in that order, are the chunk's part of the
