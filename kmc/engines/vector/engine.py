@@ -105,7 +105,6 @@ class Search:
         self.generated = 0
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if limits.coverage else None
-        self._ahead: Future | None = None  # the next level's first chunk, expanding in the second thread
 
     # -- the search ----------------------------------------------------------------------
 
@@ -143,15 +142,14 @@ class Search:
             if (exhausted := limits.exhausted(self.started)) is not None:
                 self.stopped_by = exhausted
                 break
-            level = self._next(level, depth)
+            nxt = self._next(level, depth)
+            level = None  # expanded: let it go before the next level is merged into the visited set
+            level = self._close(nxt, depth)
             if level.shape[1]:
                 depth += 1
             if self.progress is not None:
                 self.progress(Progress(depth, len(self.visited), self.generated, level.shape[1],
                                        time.perf_counter() - self.started))
-        if self._ahead is not None:  # the search stopped before the level expanded ahead
-            wait([self._ahead])
-            self._ahead = None
         if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
             return None, depth
         return self.step.unpack(level), depth
@@ -190,17 +188,16 @@ class Search:
                             "properties": round(time.process_time() - cpu, 3)}}
         result.seconds = time.perf_counter() - self.started
 
-    def _next(self, level: np.ndarray, depth: int) -> np.ndarray:
-        """The next level: every enabled instance on every state of `level`, a chunk at a time.
-        Each chunk is expanded in a second thread while the one before it is checked against
-        the visited set (numpy releases the GIL in its loops); the first chunk, while the level
-        before was merged into the visited set."""
+    def _next(self, level: np.ndarray, depth: int) -> NextLevel:
+        """The next level, not yet merged into the visited set: every enabled instance on every
+        state of `level`, a chunk at a time. Each chunk is expanded and deduplicated in a second
+        thread while the one before it is checked against the visited set (numpy releases the
+        GIL in its loops)."""
         nxt = NextLevel(self)
         numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
         chunk = chunk_states(self.step.count)
         starts = list(range(0, level.shape[1], chunk))
-        ahead: Future | None = self._ahead or _AHEAD.submit(self._expand, level, 0)
-        self._ahead = None
+        ahead: Future | None = _AHEAD.submit(self._expand, level, 0)
         for i, start in enumerate(starts):
             if start and (exhausted := self.limits.exhausted(self.started)) is not None:
                 self.stopped_by = exhausted  # a wide level can outgrow --memory-limit before it ends
@@ -219,7 +216,7 @@ class Search:
                 break
         if ahead is not None:  # a stopped level: the chunk expanded ahead is dropped, its errors too
             wait([ahead])
-        return self._close(nxt, depth)
+        return nxt
 
     def _expand(self, level: np.ndarray, start: int) -> tuple[Candidates | None, Distinct | None]:
         """The candidates of the chunk of `level` from `start` on, and their distinct keys."""
@@ -278,18 +275,19 @@ class Search:
 
     def _close(self, nxt: NextLevel, depth: int) -> np.ndarray:
         """Merge a finished level's keys into the visited set; its packed words (words x
-        states). Unless the run stops here, the next level's first chunk is expanded (in the
-        second thread) meanwhile."""
+        states). The level's chunks are joined and let go first: the merge's temporaries come
+        on top of one copy of the level, not two."""
         words = (np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0] if nxt.words
                  else np.zeros((self.step.packing.words, 0), dtype=U64))
-        if words.shape[1] and self.stopped_by is None:
-            self._ahead = _AHEAD.submit(self._expand, words, 0)
-        keys = nxt.keys
-        self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
-        self.seen.add(keys.sort_key, self.visited.sort_key)
+        nxt.words.clear()
         if depth > 0:
             self.parents.append(_concat(nxt.parents, np.int32))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
+            nxt.parents.clear()
+            nxt.iids.clear()
+        keys = nxt.keys
+        self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
+        self.seen.add(keys.sort_key, self.visited.sort_key)
         if self.properties and words.shape[1]:
             self.levels.append(words)
         return words

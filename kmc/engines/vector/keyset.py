@@ -188,7 +188,7 @@ class Visited:
         self.n = need
 
 
-_SHIFT_BLOCK = 1 << 20
+_SHIFT_BLOCK = 1 << 18
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:

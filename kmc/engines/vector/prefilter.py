@@ -21,7 +21,7 @@ from kmc.engines.vector.keyset import mix
 
 U64 = np.uint64
 BITS_PER_KEY = 8
-_BLOCK = 1 << 20
+_BLOCK = 1 << 18
 _MIN_BITS = 16
 
 
@@ -47,6 +47,7 @@ class KeyFilter:
         if self.n * BITS_PER_KEY > (1 << self.bits):
             while self.n * BITS_PER_KEY > (1 << self.bits):
                 self.bits += 1
+            del self.table  # the old table goes before the new one comes: the peak is one table
             self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
             sort_key = everything
         for i in range(0, len(sort_key), _BLOCK):
