@@ -12,13 +12,14 @@ and how strictly leaders fence fetches, high-watermark moves and ISR changes:
 - kip320-first-try: no truncation on becoming follower; fetch-time truncation on an epoch mismatch
 - kip320:           KIP-279 truncation fenced by epoch, and epoch-fenced fetch, HW and ISR changes
 
-The code follows the specification's modules: this file holds KafkaReplication (the layout,
-the initial state, the operators and the actions every mode shares) and `actions()`, which
-picks each mode's actions as that mode's module's `Next` does; each mode's own actions, under
-the name of the module that defines them (KafkaTruncateToHighWatermark, Kip101, Kip279,
-Kip320FirstTry, Kip320), are in kmc/model/replication_variants.py, a mixin of `Replication`.
-An action keeps kmc's name in every mode (traces and baselines name it); docs/replication.md
-maps each field and action to the spec's names.
+The code follows the specification's modules: this file holds the base module,
+KafkaReplication (the layout, the initial state, the operators and the actions every mode
+shares), and `actions()`, which picks each mode's actions as that mode's module's `Next` does;
+each mode's own actions, under the name of the module that defines them
+(KafkaTruncateToHighWatermark, Kip101, Kip279, Kip320FirstTry, Kip320), are in
+kmc/model/replication_variants.py, a mixin of `Replication`. An action keeps kmc's name in
+every mode (traces and baselines name it); docs/replication.md maps each field and action to
+the spec's names.
 """
 
 from __future__ import annotations
