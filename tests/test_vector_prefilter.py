@@ -1,5 +1,6 @@
 """kmc/engines/vector/prefilter.py: the bit filter never says "certainly not" of a key it holds,
-through its rebuilds, and says it of most keys it does not hold."""
+while it fills beyond its size and through its rebuilds, and says it of most keys it does not
+hold."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ def test_no_false_negatives_across_growth() -> None:
     added = np.zeros(0, dtype=np.uint64)
     for part in np.array_split(keys, 13):  # 13 additions: the filter grows several times
         added = np.concatenate([added, part])
-        f.add(part, added)
+        f.add(part)  # added chunk by chunk, as a level's keys are
+        assert f.maybe(added).all()
+        f.fit(added)  # rebuilt at the level's end when too full
         assert f.maybe(added).all()
     assert (1 << f.bits) >= BITS_PER_KEY * len(keys)
     others = rng.integers(0, 2**63, 100_000, dtype=np.uint64)

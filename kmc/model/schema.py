@@ -87,6 +87,7 @@ class Schema:
         self.hi: tuple[int, ...] = tuple(f.hi for f in fields for _ in range(f.size))
         self._view_class: type[View] = type("StateView", (View,), {"__slots__": tuple(names)})
         self._builders = [(f.name, self._builder(f)) for f in fields]
+        self._lazy_class: type[View] = _lazy_view_class(dict(self._builders))
 
     # -- reading -----------------------------------------------------------------------
 
@@ -114,6 +115,13 @@ class Schema:
         obj = self._view_class.__new__(self._view_class)
         for name, build in self._builders:
             object.__setattr__(obj, name, build(values))
+        return obj
+
+    def view_lazily(self, values: Sequence[Any]) -> Any:
+        """A view like `view`'s that reads a field from `values` only when model code first
+        asks for it (engines pass columns gathered on demand: most effects read few fields)."""
+        obj = self._lazy_class.__new__(self._lazy_class)
+        object.__setattr__(obj, "_values", values)
         return obj
 
     def value(self, state: Sequence[Any], name: str) -> Any:
@@ -177,3 +185,17 @@ class Schema:
             for _, idx in self.positions(f.name):
                 names.append(f.name + "".join(f"[{i}]" for i in idx))
         return names
+
+
+def _lazy_view_class(builders: dict[str, Callable[[Sequence[Any]], Any]]) -> type[View]:
+    """A view class whose fields are built from `_values` on first read, then kept."""
+
+    def __getattr__(self: Any, name: str) -> Any:
+        build = builders.get(name)
+        if build is None:
+            raise AttributeError(name)
+        value = build(object.__getattribute__(self, "_values"))
+        object.__setattr__(self, name, value)
+        return value
+
+    return type("StateView", (View,), {"__slots__": (*builders, "_values"), "__getattr__": __getattr__})

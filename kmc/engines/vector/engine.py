@@ -35,7 +35,7 @@ from kmc.engines.coverage import Coverage
 from kmc.engines.liveness import check as liveness
 from kmc.engines.vector.edges import StateGraph, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, Visited, first_occurrences
+from kmc.engines.vector.keyset import Distinct, Runs, Visited, first_occurrences
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress
@@ -67,11 +67,11 @@ def check(
 
 
 class NextLevel:
-    """The next level as its chunks add to it: its keys so far (sorted, to drop what an earlier
-    chunk found), and its states' packed words and parent links, in order."""
+    """The next level as its chunks add to it: its keys so far (sorted runs, to drop what an
+    earlier chunk found), and its states' packed words and parent links, in order."""
 
     def __init__(self, search: Search):
-        self.keys = Visited(search.fmt)
+        self.keys = Runs(search.fmt)
         self.words: list[np.ndarray] = []  # per chunk: words x states kept
         self.parents: list[np.ndarray] = []
         self.iids: list[np.ndarray] = []
@@ -96,7 +96,7 @@ class Search:
         self.schema = model.schema
         self.fmt = self.step.fmt
         self.visited = Visited(self.fmt)
-        self.seen = KeyFilter()  # in front of the visited set: most new keys skip its search
+        self.seen = KeyFilter()  # the visited keys and the next level's so far: most new keys skip their search
         self.violations = Violations(invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index)
         self.initial: list[State] = []  # level 1, concrete
@@ -237,9 +237,10 @@ class Search:
         (and the ranks of all of them), drop the visited ones and those an earlier chunk found,
         check invariants, apply the limits; add the new states to the next level."""
         s, e, first = distinct
-        earlier, pos = nxt.keys.find(s, e)
-        unsure = np.flatnonzero(~earlier)
-        unsure = unsure[self.seen.maybe(s[unsure])]  # the others are certainly not visited
+        maybe = np.flatnonzero(self.seen.maybe(s))  # the others are neither visited nor found earlier
+        earlier = np.zeros(len(s), dtype=bool)
+        earlier[maybe] = nxt.keys.find(s[maybe], [x[maybe] for x in e])
+        unsure = maybe[~earlier[maybe]]
         known = np.zeros(len(s), dtype=bool)
         known[unsure] = self.visited.find(s[unsure], [x[unsure] for x in e])[0]
         new = np.flatnonzero(~(known | earlier))
@@ -252,7 +253,8 @@ class Search:
         block: Block = build(level_rank)
         cut = self._limit(block, depth, len(nxt))
         kept = np.sort(order[:cut])
-        nxt.keys.merge(s[kept], [x[kept] for x in e], pos[kept])
+        nxt.keys.add(s[kept], [x[kept] for x in e])
+        self.seen.add(s[kept])
         if self.stopped_by is None:
             self.generated += len(rank) + stutters
         else:  # the scalar engine stops right after the last state kept
@@ -285,9 +287,9 @@ class Search:
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
             nxt.parents.clear()
             nxt.iids.clear()
-        keys = nxt.keys
+        keys = nxt.keys.merged()
         self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
-        self.seen.add(keys.sort_key, self.visited.sort_key)
+        self.seen.fit(self.visited.sort_key)
         if self.properties and words.shape[1]:
             self.levels.append(words)
         return words

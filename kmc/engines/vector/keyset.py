@@ -188,6 +188,46 @@ class Visited:
         self.n = need
 
 
+class Runs:
+    """The keys found so far in a level, chunk by chunk: a few sorted runs, each at least twice
+    the size of the next newer one (a binary counter). A chunk's new keys become a run and
+    merge with the runs no larger than twice theirs, so a key is moved O(log chunks) times in
+    all, where merging every chunk into one sorted array moved the whole level at every chunk."""
+
+    def __init__(self, fmt: KeyFormat):
+        self.fmt = fmt
+        self.runs: list[Visited] = []
+
+    def __len__(self) -> int:
+        return sum(len(r) for r in self.runs)
+
+    def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
+        """Whether each of distinct keys given in sort-key order is in a run."""
+        found = np.zeros(len(sort_key), dtype=bool)
+        for run in self.runs:
+            unsure = np.flatnonzero(~found)
+            found[unsure] = run.find(sort_key[unsure], [x[unsure] for x in extras])[0]
+        return found
+
+    def add(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> None:
+        """Add distinct keys, given in sort-key order, that no run holds."""
+        if not len(sort_key):
+            return
+        run = Visited(self.fmt)
+        run.merge(sort_key, extras, np.zeros(len(sort_key), dtype=np.int64))
+        self.runs.append(run)
+        while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
+            newer = self.runs.pop()
+            self.runs[-1].merge(newer.sort_key, newer.extras, np.searchsorted(self.runs[-1].sort_key, newer.sort_key))
+
+    def merged(self) -> Visited:
+        """Every key, as one sorted run (the runs are let go)."""
+        while len(self.runs) > 1:
+            newer = self.runs.pop()
+            self.runs[-1].merge(newer.sort_key, newer.extras, np.searchsorted(self.runs[-1].sort_key, newer.sort_key))
+        return self.runs.pop() if self.runs else Visited(self.fmt)
+
+
 _SHIFT_BLOCK = 1 << 18
 
 

@@ -175,22 +175,20 @@ class LevelStep:
 
     def _successors(self, inst: Instance, block: Block, parents: np.ndarray, drop_stutter: bool) -> _Successors:
         k = parents.size
-        sub = np.take(block.rows, parents, axis=0).T  # strided columns: cheaper than a transposing copy
-        effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
+        sub = _Gathered(block.cols, parents)  # the enabled parents' columns, each gathered when the effect reads it
+        effect = inst.action.effect(self.schema.view_lazily(sub), self.X, *inst.args)
         changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
         positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
         values = np.empty((len(changes), k), dtype=self.dtype)
         for r, v in enumerate(changes.values()):
+            if np.ndim(v) == 0:  # a constant: checked once
+                self._check_values(inst, int(positions[r]), np.asarray([v]))
+                values[r] = v
+                continue
             v = np.asarray(v)
-            if v.dtype != self.dtype and v.dtype != np.bool_:
-                self._check_values(inst, int(positions[r]), v)
+            self._check_values(inst, int(positions[r]), v)  # before a cast to the level's dtype could wrap it
             values[r] = v
-        if positions.size:
-            bad = (values < self.lo[positions][:, None]) | (values > self.hi[positions][:, None])
-            if bad.any():
-                r = int(np.flatnonzero(bad.any(axis=1))[0])
-                self._check_values(inst, int(positions[r]), values[r])
-        old = sub[positions]
+        old = sub.rows(positions)
         stutter = parents[:0]
         if drop_stutter:
             moves = (values != old).any(axis=0)
@@ -232,6 +230,33 @@ class LevelStep:
             pos = int(np.flatnonzero(bad.any(axis=0))[0])
             name = self.schema.element_names()[pos]
             raise ValueError(f"{what} has {name} outside its range [{self.lo[pos]}, {self.hi[pos]}]")
+
+
+class _Gathered(Sequence[Any]):
+    """The columns of a block at some of its states (`parents`), each gathered on first use:
+    a sequence of columns indexed by flat position, as a view reads them."""
+
+    def __init__(self, cols: np.ndarray, parents: np.ndarray):
+        self.cols = cols
+        self.parents = parents
+        self.done: dict[int, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.cols)
+
+    def __getitem__(self, j: Any) -> Any:
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self.cols)))]
+        col = self.done.get(j)
+        if col is None:
+            col = self.done[j] = np.take(self.cols[j], self.parents)
+        return col
+
+    def rows(self, positions: np.ndarray) -> np.ndarray:
+        """The columns at `positions`, stacked (positions x states)."""
+        if not positions.size:
+            return np.empty((0, self.parents.size), dtype=self.cols.dtype)
+        return np.stack([self[int(j)] for j in positions.tolist()])
 
 
 def transpose(a: np.ndarray) -> np.ndarray:

@@ -40,24 +40,27 @@ class KeyFilter:
     def _slots(self, sort_key: np.ndarray) -> np.ndarray:
         return (mix(sort_key) >> U64(64 - self.bits)).astype(np.intp)
 
-    def add(self, sort_key: np.ndarray, everything: np.ndarray) -> None:
-        """Add new keys; `everything` is every key added so far, these included (to rebuild
-        from when the filter grows)."""
+    def add(self, sort_key: np.ndarray) -> None:
+        """Add keys (the filter fills beyond its size until `fit` rebuilds it)."""
         self.n += len(sort_key)
-        if self.n * BITS_PER_KEY > (1 << self.bits):
-            while self.n * BITS_PER_KEY > (1 << self.bits):
-                self.bits += 1
-            del self.table  # the old table goes before the new one comes: the peak is one table
-            self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
-            sort_key = everything
         for i in range(0, len(sort_key), _BLOCK):
             self._set(self._slots(sort_key[i:i + _BLOCK]))
 
+    def fit(self, everything: np.ndarray) -> None:
+        """Rebuild the filter from `everything` (every key added so far) when it has fewer than
+        BITS_PER_KEY bits per key (doubling, so each key is hashed O(1) times on average)."""
+        self.n = len(everything)
+        if self.n * BITS_PER_KEY <= (1 << self.bits):
+            return
+        while self.n * BITS_PER_KEY > (1 << self.bits):
+            self.bits += 1
+        del self.table  # the old table goes before the new one comes: the peak is one table
+        self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
+        self.n = 0
+        self.add(everything)
+
     def _set(self, slots: np.ndarray) -> None:
-        byte, bit = slots >> 3, (slots & 7).astype(np.uint8)
-        for b in range(8):  # one bit value at a time: keys sharing a byte then set the same bit
-            at = byte[bit == b]
-            self.table[at] |= np.uint8(1 << b)
+        np.bitwise_or.at(self.table, slots >> 3, np.left_shift(np.uint8(1), (slots & 7).astype(np.uint8)))
 
     def maybe(self, sort_key: np.ndarray) -> np.ndarray:
         """False where a key is certainly not among those added."""
