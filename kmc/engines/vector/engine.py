@@ -288,7 +288,7 @@ class Search:
             nxt.parents.clear()
             nxt.iids.clear()
         keys = nxt.keys.merged()
-        self.visited.merge(keys.sort_key, keys.extras, np.searchsorted(self.visited.sort_key, keys.sort_key))
+        self.visited.merge(keys.sort_key, keys.extras)
         self.seen.fit(self.visited.sort_key)
         if self.properties and words.shape[1]:
             self.levels.append(words)

@@ -172,8 +172,8 @@ class Visited:
                 j += 1
         return same, pos
 
-    def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray) -> None:
-        """Add new keys (in sort-key order, with the positions `find` gave)."""
+    def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray | None = None) -> None:
+        """Add new keys (in sort-key order, with the positions `find` gave, or None)."""
         m = len(sort_key)
         if m == 0:
             return
@@ -182,6 +182,15 @@ class Visited:
             room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
             self._sort_key = _grown(self._sort_key, room)
             self._extras = [_grown(e, room) for e in self._extras]
+        if pos is None and not extras:
+            # one-word keys: appended, then merged by a stable sort (numpy's timsort finds the
+            # two sorted runs and merges them in one pass, with a buffer the size of the smaller)
+            self._sort_key[self.n:need] = sort_key
+            self._sort_key[:need].sort(kind="stable")
+            self.n = need
+            return
+        if pos is None:
+            pos = np.searchsorted(self.sort_key, sort_key)
         _insert(self._sort_key, self.n, sort_key, pos)
         for mine, theirs in zip(self._extras, extras):
             _insert(mine, self.n, theirs, pos)
@@ -214,17 +223,17 @@ class Runs:
         if not len(sort_key):
             return
         run = Visited(self.fmt)
-        run.merge(sort_key, extras, np.zeros(len(sort_key), dtype=np.int64))
+        run.merge(sort_key, extras)
         self.runs.append(run)
         while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
             newer = self.runs.pop()
-            self.runs[-1].merge(newer.sort_key, newer.extras, np.searchsorted(self.runs[-1].sort_key, newer.sort_key))
+            self.runs[-1].merge(newer.sort_key, newer.extras)
 
     def merged(self) -> Visited:
         """Every key, as one sorted run (the runs are let go)."""
         while len(self.runs) > 1:
             newer = self.runs.pop()
-            self.runs[-1].merge(newer.sort_key, newer.extras, np.searchsorted(self.runs[-1].sort_key, newer.sort_key))
+            self.runs[-1].merge(newer.sort_key, newer.extras)
         return self.runs.pop() if self.runs else Visited(self.fmt)
 
 

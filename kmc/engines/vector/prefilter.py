@@ -60,7 +60,12 @@ class KeyFilter:
         self.add(everything)
 
     def _set(self, slots: np.ndarray) -> None:
-        np.bitwise_or.at(self.table, slots >> 3, np.left_shift(np.uint8(1), (slots & 7).astype(np.uint8)))
+        bit = (slots & 7).astype(np.uint8)
+        order = np.argsort(bit, kind="stable")  # a radix sort of 3-bit values: the keys grouped by bit
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(bit, minlength=8))]).tolist()
+        byte = (slots >> 3)[order]
+        for b in range(8):  # one bit value at a time: keys sharing a byte then set the same bit
+            self.table[byte[bounds[b]:bounds[b + 1]]] |= np.uint8(1 << b)
 
     def maybe(self, sort_key: np.ndarray) -> np.ndarray:
         """False where a key is certainly not among those added."""
