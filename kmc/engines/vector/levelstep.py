@@ -101,6 +101,7 @@ class LevelStep:
         self.word_of = np.stack([lay.word for lay in self.layouts])  # layouts x positions
         self.mult_of = np.stack([lay.mult for lay in self.layouts])
         self.mapped = np.zeros(schema.width, dtype=bool)
+        self.reads_widely: dict[int, bool] = {}  # per instance: its effect read over a quarter of the positions
         if self.symmetry is not None:
             self.mapped[self.symmetry.holds] = True
 
@@ -175,20 +176,34 @@ class LevelStep:
 
     def _successors(self, inst: Instance, block: Block, parents: np.ndarray, drop_stutter: bool) -> _Successors:
         k = parents.size
-        sub = _Gathered(block.cols, parents)  # the enabled parents' columns, each gathered when the effect reads it
-        effect = inst.action.effect(self.schema.view_lazily(sub), self.X, *inst.args)
+        sub: Any
+        if self.reads_widely.get(inst.id, False):  # its effect reads much of the state: whole rows at once
+            sub = np.take(block.rows, parents, axis=0).T  # strided columns: cheaper than a transposing copy
+            effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
+        else:  # the columns its effect reads, each gathered on first read
+            sub = _Gathered(block.cols, parents)
+            effect = inst.action.effect(self.schema.view_lazily(sub), self.X, *inst.args)
+            self.reads_widely[inst.id] = len(sub.done) * 4 > len(block.cols)
         changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
         positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
         values = np.empty((len(changes), k), dtype=self.dtype)
+        varying = []  # the rows not written from a constant
         for r, v in enumerate(changes.values()):
             if np.ndim(v) == 0:  # a constant: checked once
                 self._check_values(inst, int(positions[r]), np.asarray([v]))
-                values[r] = v
-                continue
-            v = np.asarray(v)
-            self._check_values(inst, int(positions[r]), v)  # before a cast to the level's dtype could wrap it
+            else:
+                v = np.asarray(v)
+                if v.dtype != self.dtype and v.dtype != np.bool_:  # before a cast to the level's dtype could wrap it
+                    self._check_values(inst, int(positions[r]), v)
+                varying.append(r)
             values[r] = v
-        old = sub.rows(positions)
+        if varying:
+            at = positions[varying]
+            bad = (values[varying] < self.lo[at][:, None]) | (values[varying] > self.hi[at][:, None])
+            if bad.any():
+                r = varying[int(np.flatnonzero(bad.any(axis=1))[0])]
+                self._check_values(inst, int(positions[r]), values[r])
+        old = sub[positions] if isinstance(sub, np.ndarray) else sub.rows(positions)
         stutter = parents[:0]
         if drop_stutter:
             moves = (values != old).any(axis=0)
@@ -245,8 +260,12 @@ class _Gathered(Sequence[Any]):
         return len(self.cols)
 
     def __getitem__(self, j: Any) -> Any:
-        if isinstance(j, slice):
-            return [self[i] for i in range(*j.indices(len(self.cols)))]
+        if isinstance(j, slice):  # a field's span (views read a field at a time): gathered in one call
+            start, stop, step = j.indices(len(self.cols))
+            if step == 1 and stop - start > 1 and any(i not in self.done for i in range(start, stop)):
+                for i, col in zip(range(start, stop), np.take(self.cols[start:stop], self.parents, axis=1)):
+                    self.done.setdefault(i, col)
+            return [self[i] for i in range(start, stop, step)]
         col = self.done.get(j)
         if col is None:
             col = self.done[j] = np.take(self.cols[j], self.parents)
