@@ -8,8 +8,10 @@ and equality is always decided on the whole key. Two different keys may share a 
 that is checked for, and settled by exact comparison, every time.
 
 The visited set is one array sorted by sort key (plus the other words). Each new level is
-merged into it (its new keys are sorted; `np.insert` places them in one pass), never
-re-sorted.
+merged into it, never re-sorted: one-word keys by appending them and numpy's stable sort (a
+timsort, which merges the two sorted runs in one pass), longer keys by inserting them at the
+positions a search gave. A level's keys, while its chunks add to them, are a few sorted runs
+(`Runs`).
 """
 
 from __future__ import annotations

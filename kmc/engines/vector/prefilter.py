@@ -1,16 +1,18 @@
-"""A bit per hashed key in front of the sorted visited set: most keys not visited skip its search.
+"""A bit per hashed key in front of the sorted sets: most new keys skip their searches.
 
 Searching the sorted visited set (kmc/engines/vector/keyset.py) is a binary search per key,
 a cache miss at nearly every step once the set is larger than the cache. Most of a chunk's
 distinct candidates are often not visited: at two-phase commit, none is (every path to a
 state has the same length, so a successor is never in an earlier level). This filter is a
-bit array with one hash (a Bloom filter with k = 1), of at least 8 bits per visited key:
-a key whose bit is clear is certainly not visited, and only the others (about 1 in 8 of
-the unvisited ones, at most) are searched. Exact either way: the filter only ever skips
-searches whose answer is "not found".
+bit array with one hash (a Bloom filter with k = 1) holding the visited keys and the keys
+the current level has found so far: a key whose bit is clear is certainly in neither, and
+skips both searches (the visited set's and the level's runs'); only the others are
+searched. Exact either way: the filter only ever skips searches whose answer is "not found".
 
-It costs 1 to 2 bytes per visited state; it is rebuilt, a block of keys at a time, when the
-set outgrows it (doubling, so each key is hashed O(1) times on average).
+It costs 1 to 2 bytes per visited state. A level's keys are added chunk by chunk as they are
+found (the filter may fill beyond 8 bits a key meanwhile, which only lets more keys through);
+at the level's end it is rebuilt, a block of keys at a time, if it has fewer than 8 bits a key
+(doubling, so each key is hashed O(1) times on average).
 """
 
 from __future__ import annotations
