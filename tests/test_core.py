@@ -57,3 +57,25 @@ def test_instances_are_numbered_in_a_stable_order() -> None:
     assert labels[0] == "controller_elect_leader(leader=r1)"
     assert labels == [i.label for i in Replication(mode="kip320").instances()]
     assert len(labels) == len(set(labels))
+
+
+def test_a_lazy_view_reads_only_the_fields_asked_for() -> None:
+    """`Schema.view_lazily` gives what `view` gives, field by field, and reads a field's
+    positions only when model code first asks for that field."""
+
+    class Reads(list):  # a flat state that records the positions read
+        seen: set[int]
+
+        def __getitem__(self, j):  # type: ignore[override]
+            got = super().__getitem__(j)
+            self.seen |= set(range(9)[j]) if isinstance(j, slice) else {j}
+            return got
+
+    values = Reads(range(9))
+    values.seen = set()
+    lazy, eager = SCHEMA.view_lazily(values), SCHEMA.view(list(range(9)))
+    assert values.seen == set()
+    assert lazy.b == eager.b and values.seen == {1, 2}
+    assert lazy.c == eager.c and lazy.a == eager.a and values.seen == set(range(9))
+    with pytest.raises(AttributeError):
+        lazy.nope

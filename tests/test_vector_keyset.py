@@ -98,3 +98,37 @@ def test_merge_in_place_equals_a_sorted_insert(monkeypatch: pytest.MonkeyPatch, 
         want_s, want_e = np.insert(want_s, want_pos, s[new]), np.insert(want_e, want_pos, e[new])
         assert np.array_equal(visited.sort_key, want_s) and np.array_equal(visited.extras[0], want_e)
     assert len(visited) == len(set(zip(want_s.tolist(), want_e.tolist())))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(keys_2w, min_size=1, max_size=12))
+def test_runs_hold_exactly_what_the_chunks_added(mix, chunks) -> None:
+    """A level's keys as sorted runs (merged like a binary counter): each chunk finds exactly the
+    keys an earlier chunk added, and the merged run is every key, sorted as the visited set is."""
+    fmt = KeyFormat([64, 20])
+    runs, held = keyset.Runs(fmt), set()
+    for chunk in chunks:
+        s, e, _ = first_occurrences(*fmt.split(as_words(chunk)), np.arange(len(chunk)))
+        found = runs.find(s, e)
+        keys = [tuple(int(w) for w in col) for col in fmt.join(s, e).T]
+        assert [k in held for k in keys] == found.tolist()
+        runs.add(s[~found], [x[~found] for x in e])
+        held |= set(keys)
+        sizes = [len(r) for r in runs.runs]
+        assert all(a > 2 * b for a, b in zip(sizes, sizes[1:]))  # each run over twice the next newer
+    merged = runs.merged()
+    assert len(merged) == len(held) and np.all(np.diff(merged.sort_key.astype(np.float64)) >= 0)
+    assert {tuple(int(w) for w in col) for col in fmt.join(merged.sort_key, merged.extras).T} == held
+
+
+@settings(max_examples=40, deadline=None)
+@given(levels=st.lists(st.sets(st.integers(0, 2**64 - 1), max_size=50), max_size=8))
+def test_one_word_keys_merge_by_a_stable_sort(levels) -> None:
+    """One-word keys merge into the visited set by appending and a stable sort: the same
+    sorted array as a sorted insert."""
+    visited, want = Visited(KeyFormat([64])), set()
+    for level in levels:
+        new = np.array(sorted(level - want), dtype=np.uint64)
+        visited.merge(new, [])
+        want |= level
+        assert visited.sort_key.tolist() == sorted(want)
