@@ -132,3 +132,27 @@ def test_one_word_keys_merge_by_a_stable_sort(levels) -> None:
         visited.merge(new, [])
         want |= level
         assert visited.sort_key.tolist() == sorted(want)
+
+
+def test_coded_words_are_exact_and_widen() -> None:
+    """Wide keys stored with their other words coded (WordCodes): finds and merges agree with a
+    plain set through a dictionary outgrowing uint8 (and so widening what is stored), and the
+    codes decode to the words."""
+    rng = np.random.default_rng(3)
+    fmt = KeyFormat([64, 64, 20])
+    codes = keyset.WordCodes(fmt)
+    visited, held = Visited(fmt, codes.dtypes), set()
+    for size in [5, 50, 400, 3000, 200]:  # word 1 takes up to 1,000 values: past 256
+        words = np.stack([rng.integers(0, 8, size), rng.integers(0, 1000, size), rng.integers(0, 3, size)]).astype(np.uint64)
+        s, e, _ = first_occurrences(*fmt.split(words), np.arange(size))
+        runs = keyset.Runs(fmt, codes)
+        coded = codes.code(e, [visited, *runs.runs])
+        assert all(np.array_equal(a, b) for a, b in zip(codes.decode(coded), e))
+        found, _ = visited.find(s, coded)
+        keys = [tuple(int(w) for w in col) for col in fmt.join(s, e).T]
+        assert found.tolist() == [k in held for k in keys]
+        visited.merge(s[~found], [x[~found] for x in coded])
+        held |= set(keys)
+    assert codes.dtypes[0] == np.uint16 and visited.extras[0].dtype == np.uint16
+    assert len(visited) == len(held)
+    assert {tuple(int(w) for w in col) for col in fmt.join(visited.sort_key, codes.decode(visited.extras)).T} == held

@@ -272,7 +272,10 @@ class _Run:
             ranks = ranks_.extend(ranks[parents], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
         s, e = step.fmt.split(lexmin(level.keys))
         last = tasks.Batch(s, e, ranks, level.rows)
-        visited = tasks.Batch(search.visited.sort_key, list(search.visited.extras),
+        extras = list(search.visited.extras)
+        if search.codes is not None:  # the vector engine stores wide keys coded: Spark takes them whole
+            extras = search.codes.decode(extras)
+        visited = tasks.Batch(search.visited.sort_key, extras,
                               np.zeros((len(search.visited), 1), dtype=np.uint64),
                               np.zeros((len(search.visited), 0), dtype=step.dtype))
         for state, (lv, index) in search.found_at.items():

@@ -35,7 +35,7 @@ from kmc.engines.coverage import Coverage
 from kmc.engines.liveness import check as liveness
 from kmc.engines.vector.edges import StateGraph, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, Runs, Visited, first_occurrences
+from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress
@@ -71,7 +71,7 @@ class NextLevel:
     earlier chunk found), and its states' packed words and parent links, in order."""
 
     def __init__(self, search: Search):
-        self.keys = Runs(search.fmt)
+        self.keys = Runs(search.fmt, search.codes)
         self.words: list[np.ndarray] = []  # per chunk: words x states kept
         self.parents: list[np.ndarray] = []
         self.iids: list[np.ndarray] = []
@@ -95,7 +95,9 @@ class Search:
         self.step = LevelStep(model, invariants, limits.symmetry)
         self.schema = model.schema
         self.fmt = self.step.fmt
-        self.visited = Visited(self.fmt)
+        # keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
+        self.codes = WordCodes(self.fmt) if self.fmt.words >= 3 else None
+        self.visited = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
         self.seen = KeyFilter()  # the visited keys and the next level's so far: most new keys skip their search
         self.violations = Violations(invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index)
@@ -237,6 +239,8 @@ class Search:
         (and the ranks of all of them), drop the visited ones and those an earlier chunk found,
         check invariants, apply the limits; add the new states to the next level."""
         s, e, first = distinct
+        if self.codes is not None:
+            e = self.codes.code(e, [self.visited, *nxt.keys.runs])
         maybe = np.flatnonzero(self.seen.maybe(s))  # the others are neither visited nor found earlier
         earlier = np.zeros(len(s), dtype=bool)
         earlier[maybe] = nxt.keys.find(s[maybe], [x[maybe] for x in e])

@@ -124,11 +124,11 @@ class Visited:
     does for large arrays by remapping pages, not copying), so merging never holds two copies
     of the visited set."""
 
-    def __init__(self, fmt: KeyFormat):
+    def __init__(self, fmt: KeyFormat, extra_dtypes: list[np.dtype] | None = None):
         self.fmt = fmt
         self.n = 0
         self._sort_key = np.zeros(0, dtype=U64)
-        self._extras = [np.zeros(0, dtype=dt) for dt in fmt.extra_dtypes]
+        self._extras = [np.zeros(0, dtype=dt) for dt in (fmt.extra_dtypes if extra_dtypes is None else extra_dtypes)]
 
     def __len__(self) -> int:
         return self.n
@@ -174,6 +174,10 @@ class Visited:
                 j += 1
         return same, pos
 
+    def widen(self, w: int, dtype: np.dtype) -> None:
+        """Store other word w (coded: kmc/engines/vector/keyset.py:WordCodes) in a wider dtype."""
+        self._extras[w] = self._extras[w].astype(dtype)
+
     def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray | None = None) -> None:
         """Add new keys (in sort-key order, with the positions `find` gave, or None)."""
         m = len(sort_key)
@@ -205,8 +209,9 @@ class Runs:
     merge with the runs no larger than twice theirs, so a key is moved O(log chunks) times in
     all, where merging every chunk into one sorted array moved the whole level at every chunk."""
 
-    def __init__(self, fmt: KeyFormat):
+    def __init__(self, fmt: KeyFormat, codes: WordCodes | None = None):
         self.fmt = fmt
+        self.codes = codes  # the other words are coded by these (their dtypes grow as they fill)
         self.runs: list[Visited] = []
 
     def __len__(self) -> int:
@@ -224,7 +229,7 @@ class Runs:
         """Add distinct keys, given in sort-key order, that no run holds."""
         if not len(sort_key):
             return
-        run = Visited(self.fmt)
+        run = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
         run.merge(sort_key, extras)
         self.runs.append(run)
         while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
@@ -236,7 +241,53 @@ class Runs:
         while len(self.runs) > 1:
             newer = self.runs.pop()
             self.runs[-1].merge(newer.sort_key, newer.extras)
-        return self.runs.pop() if self.runs else Visited(self.fmt)
+        return self.runs.pop() if self.runs else Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
+
+
+class WordCodes:
+    """Exact compression of wide keys: each of a key's other words is stored as its index in a
+    dictionary of the values that word has taken so far, in the order they were first seen.
+
+    A wide state (3-broker kraft: a key of 47 words, 376 bytes) reaches few of the values each
+    word could hold (1 to 10,661 per word on the first million states of its shipped
+    configuration), so most words take one byte. Each dictionary is a bijection between values
+    and indices, so (sort key, indices) still determines the key exactly: no fingerprints. An
+    index is stored as uint8 while its dictionary has at most 256 values, then uint16, then
+    uint32; when a dictionary outgrows its dtype, the stores given to `code` widen that word.
+    """
+
+    def __init__(self, fmt: KeyFormat):
+        n = fmt.words - 1
+        self.fmt = fmt
+        self.values = [np.zeros(0, dtype=U64) for _ in range(n)]  # index -> value
+        self.sorted = [np.zeros(0, dtype=U64) for _ in range(n)]  # the values, ascending
+        self.index = [np.zeros(0, dtype=np.int64) for _ in range(n)]  # their indices, in that order
+        self.dtypes: list[np.dtype] = [np.dtype(np.uint8)] * n
+
+    def code(self, extras: list[np.ndarray], stores: list[Visited]) -> list[np.ndarray]:
+        """The indices of the other words `extras` (values not seen before are added)."""
+        out = []
+        for w, x in enumerate(extras):
+            x = x.astype(U64, copy=False)
+            pos = np.searchsorted(self.sorted[w], x)
+            hit = pos < len(self.sorted[w])
+            hit[hit] = self.sorted[w][pos[hit]] == x[hit]
+            if not hit.all():
+                values = self.values[w] = np.concatenate([self.values[w], np.unique(x[~hit])])
+                self.index[w] = np.argsort(values, kind="stable")
+                self.sorted[w] = values[self.index[w]]
+                pos = np.searchsorted(self.sorted[w], x)
+                dtype = np.dtype(np.uint8 if len(values) <= 2**8 else np.uint16 if len(values) <= 2**16 else np.uint32)
+                if dtype.itemsize > self.dtypes[w].itemsize:
+                    self.dtypes[w] = dtype
+                    for store in stores:
+                        store.widen(w, dtype)
+            out.append(self.index[w][pos].astype(self.dtypes[w]))
+        return out
+
+    def decode(self, codes: list[np.ndarray]) -> list[np.ndarray]:
+        """The other words (in the key format's dtypes) of coded ones."""
+        return [self.values[w][c].astype(dt) for w, (c, dt) in enumerate(zip(codes, self.fmt.extra_dtypes))]
 
 
 _SHIFT_BLOCK = 1 << 18
