@@ -229,19 +229,24 @@ class Runs:
         """Add distinct keys, given in sort-key order, that no run holds."""
         if not len(sort_key):
             return
-        run = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
+        run = self._empty()
         run.merge(sort_key, extras)
         self.runs.append(run)
         while len(self.runs) > 1 and len(self.runs[-2]) <= 2 * len(self.runs[-1]):
-            newer = self.runs.pop()
-            self.runs[-1].merge(newer.sort_key, newer.extras)
+            self._merge_newest()
 
     def merged(self) -> Visited:
         """Every key, as one sorted run (the runs are let go)."""
         while len(self.runs) > 1:
-            newer = self.runs.pop()
-            self.runs[-1].merge(newer.sort_key, newer.extras)
-        return self.runs.pop() if self.runs else Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
+            self._merge_newest()
+        return self.runs.pop() if self.runs else self._empty()
+
+    def _merge_newest(self) -> None:
+        newer = self.runs.pop()
+        self.runs[-1].merge(newer.sort_key, newer.extras)
+
+    def _empty(self) -> Visited:
+        return Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
 
 
 class WordCodes:
