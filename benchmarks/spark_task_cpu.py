@@ -68,7 +68,7 @@ def main() -> None:
     level = tasks.Batch(s, e, ranks.initial(len(first), 1), block.rows[first])
     owner = tasks.owner_of(level.sort_key, P)
     parts = [level.take(np.flatnonzero(owner == i)) for i in range(P)]
-    stored = [pickle.dumps(tasks.seed(job, i, [(p, p)])[0], 5) for i, p in enumerate(parts)]
+    stored = [pickle.dumps(tasks.seed(job, None, 0, i, [(p, p)])[0], 5) for i, p in enumerate(parts)]
     depth, distinct = 1, len(first)
     pending = tuple(range(len(invariants)))
     while True:
@@ -82,7 +82,7 @@ def main() -> None:
         new = 0
         for i in range(P):
             held = timed("unpickle owned", pickle.loads, stored[i])
-            owned = timed("own", tasks.own, job, depth, pending, i, [(held, received[i])])[0]
+            owned = timed("own", tasks.own, job, None, depth, pending, i, [(held, received[i])])[0]
             stored[i] = timed("pickle owned", pickle.dumps, owned, 5)
             timed("unpickle owned", pickle.loads, stored[i])  # the figures job reads it again
             new += owned.figures.size

@@ -5,6 +5,7 @@ task that fails on purpose is retried with no change in the result."""
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +59,40 @@ def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, 
     assert spark.engine_stats["partitions"] == 2
 
 
-def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("park", [True, False], ids=["parts-as-files", "parts-in-block-manager"])
+def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_path: Path, park: bool) -> None:
     model, invariants = build("fetch", mode="hw")
     marker = tmp_path / "failed-once"
-    faulty = SparkOptions(master="local[2]", partitions=2, threshold=0, fault=Fault(level=4, partition=1, marker=str(marker)))
+    faulty = SparkOptions(master="local[2]", partitions=2, threshold=0, park=park,
+                          fault=Fault(level=4, partition=1, marker=str(marker)))
     spark = kmc_check(model, invariants, engine="spark", limits=Limits(keep_going=True), spark=faulty)
     assert marker.exists()  # the task did fail once
     assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector", limits=Limits(keep_going=True)))
+    assert spark.engine_stats["parts"] == ("files" if park else "block manager")
+
+
+@pytest.mark.parametrize("name,settings,limits", [
+    ("replication", {"mode": "kip320"}, Limits(symmetry=True)),
+    ("replication", {"mode": "kip101"}, Limits(max_states=2000)),
+    ("transactions", {"mode": "kip98"}, Limits()),
+])
+def test_parts_in_the_block_manager_give_the_same_result(spark_session: Any, name: str, settings: dict[str, Any],
+                                                        limits: Limits) -> None:
+    """The path a cluster master takes (owner partitions pickled in Spark's block manager),
+    forced on local[2]: the same outcome as the vector engine's."""
+    model, invariants = build(name, **settings)
+    vector = kmc_check(model, invariants, engine="vector", limits=limits)
+    held = SparkOptions(master="local[2]", partitions=2, threshold=0, park=False)
+    assert outcome(kmc_check(model, invariants, engine="spark", limits=limits, spark=held)) == outcome(vector)
+
+
+def test_a_local_run_parks_its_parts_as_files_and_removes_them(spark_session: Any, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    model, invariants = build("replication", mode="kip320")
+    spark = kmc_check(model, invariants, engine="spark", spark=LOCAL)
+    assert spark.engine_stats["parts"] == "files"
+    assert list(tmp_path.glob("kmc-spark-parts-*")) == []  # the run's directory of parts is gone
 
 
 def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:

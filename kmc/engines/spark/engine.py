@@ -27,7 +27,8 @@ names; modules they cannot import are shipped to them. No model catalogue is inv
 
 Every level's owner partitions are persisted and checkpointed locally (lineage cut at each
 level); a task that fails is retried by Spark from the previous level's stored partitions,
-with the same result. With a checkpoint directory each completed level is also written as
+with the same result. On a local or loopback master their arrays are kept as files on the
+host instead, and Spark keeps only their names (kmc/engines/spark/parts.py). With a checkpoint directory each completed level is also written as
 Parquet (kmc/engines/spark/store.py), so a run whose driver died can be resumed. Below
 --spark-threshold states, levels run in-process through the vector engine first.
 """
@@ -43,6 +44,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kmc.engines.spark import parts
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import store
 from kmc.engines.spark import tasks
@@ -52,7 +54,7 @@ from kmc.engines.vector.keyset import first_occurrences
 from kmc.engines.vector.levelstep import LevelStep
 from kmc.engines.result import CheckResult, Progress
 from kmc.engines.search import Limits, ProgressHook, Violations, finish
-from kmc.engines.spark.session import DEFAULT_MASTER, start, zip_single
+from kmc.engines.spark.session import DEFAULT_MASTER, is_loopback, start, zip_single
 from kmc.errors import RunFailed
 from kmc.engines.vector.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
@@ -72,6 +74,7 @@ class SparkOptions:
     threshold: int = DEFAULT_THRESHOLD  # levels run in-process until this many states are known
     factory: ModelFactory | None = None  # how executors rebuild the model; default ModelFactory.of(model, invariants)
     fault: tasks.Fault | None = None  # test-only: fail one task once
+    park: bool | None = None  # owner partitions as files on the host; None: when the master is local or loopback
 
 
 def check(
@@ -123,6 +126,7 @@ class _Run:
         self.resumed_at: int | None = None
         self.in_process_levels = 0
         self.b = max(1, (self.step.count - 1).bit_length())
+        self.home: str | None = None  # where owner partitions are kept as files (executors on this host)
 
     def _start_spark(self, initial_count: int) -> None:
         from pyspark import StorageLevel
@@ -134,6 +138,8 @@ class _Run:
         self.session = begun.session
         self.sc = begun.session.sparkContext
         self.partitions = options.partitions or max(self.sc.defaultParallelism, 1)
+        if options.park if options.park is not None else is_loopback(self.sc.master):
+            self.home = parts.new_root()
         self.factory.ship(self.sc)
         self.b0 = max(1, (initial_count - 1).bit_length())
         self.job = tasks.Job(self.factory, self.limits.symmetry, self.partitions, self.b0, self.b, options.fault)
@@ -143,6 +149,13 @@ class _Run:
     # -- the search ----------------------------------------------------------------------
 
     def run(self) -> CheckResult:
+        try:
+            return self._search()
+        finally:
+            if self.home is not None:
+                parts.drop(self.home)
+
+    def _search(self) -> CheckResult:
         root = self.options.checkpoint_dir
         if self.options.resume:
             assert root is not None
@@ -193,6 +206,7 @@ class _Run:
             "in_process_levels": self.in_process_levels,
             "median_level_seconds": round(statistics.median(self.level_seconds), 3) if self.level_seconds else None,
             "shuffle_bytes": self.shuffled,
+            "parts": "files" if self.home is not None else "block manager",
             "median_level_arrow_seconds": round(statistics.median(self.wire_seconds), 4) if self.wire_seconds else None,
             **({"resumed_at": self.resumed_at} if self.resumed_at else {}),
         }
@@ -224,7 +238,7 @@ class _Run:
         self.distinct = cut
         self.generated = len(initial) if self.stopped_by is None else int(first[order][cut - 1]) + 1
         self.initial = [tuple(int(v) for v in row) for row in level.rows[:cut]]
-        self._distribute(level.take(np.arange(cut)), level.take(np.arange(cut)))
+        self._distribute(level.take(np.arange(cut)), level.take(np.arange(cut)), 1)
         return 1
 
     def _cut_local(self, level: tasks.Batch, depth: int) -> int:
@@ -241,9 +255,9 @@ class _Run:
 
         return self._limit([figures], depth, up_to, kth)
 
-    def _distribute(self, visited: tasks.Batch, level: tasks.Batch) -> None:
+    def _distribute(self, visited: tasks.Batch, level: tasks.Batch, depth: int) -> None:
         """Hand the executors states known on the driver: every visited key to its owner, and
-        the states of the last level (with their ranks) to theirs."""
+        the states of the last level (level `depth`, counted from 1, with their ranks) to theirs."""
         P = self.partitions
         key_owner = tasks.owner_of(visited.sort_key, P)
         level_owner = tasks.owner_of(level.sort_key, P)
@@ -252,7 +266,13 @@ class _Run:
             keys = visited.take(np.flatnonzero(key_owner == o))
             mine = level.take(np.flatnonzero(level_owner == o))
             batches.append((keys, mine))
-        seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(partial(tasks.seed, self.job))
+        if self.home is not None:  # the executors share this host: park the partitions here
+            held = [tasks.keep(self.home, depth - 1, o, tasks.seeded(self.step, keys, mine))
+                    for o, (keys, mine) in enumerate(batches)]
+            seeded = self.sc.parallelize(held, P)
+        else:
+            seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(
+                partial(tasks.seed, self.job, None, depth - 1))
         self.owned = self._pin(seeded)
         stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
         if [c for _, c in stored] != [1] * P:
@@ -284,7 +304,7 @@ class _Run:
             for iid in path:
                 rank = (rank << b) | iid
             self.found_at[state] = (lv, rank)
-        self._distribute(visited, last)
+        self._distribute(visited, last, depth)
         self.in_process_levels = depth
 
     def _next(self, depth: int) -> int:
@@ -295,7 +315,8 @@ class _Run:
         shuffled = (prev.mapPartitionsWithIndex(partial(tasks.expand, job, depth - 1))
                     .partitionBy(P, tasks.same_partition)
                     .mapPartitions(tasks.gather))
-        owned = self._pin(zip_single(prev, shuffled).mapPartitionsWithIndex(partial(tasks.own, job, depth, pending)))
+        owned = self._pin(zip_single(prev, shuffled).mapPartitionsWithIndex(
+            partial(tasks.own, job, self.home, depth, pending)))
         figures = [f for _, f in sorted(owned.mapPartitionsWithIndex(tasks.figures).collect(), key=lambda x: x[0])]
         if len(figures) != P:
             raise RuntimeError("kmc spark engine: a level's partitions are not one element each")
@@ -320,6 +341,8 @@ class _Run:
                                                              self.cut_rank)).collect())
         self.distinct += cut
         prev.unpersist()
+        if self.home is not None:  # the files of the level before prev's: no task reads them again
+            parts.drop_level(self.home, depth - 2)
         self.owned = owned
         self.level_size = cut
         return cut
@@ -367,12 +390,12 @@ class _Run:
         hi: int | None = None
         below = 0  # states of rank <= lo
         while True:
-            got = owned.mapPartitions(partial(tasks.sample, lo, hi, _SAMPLE)).collect()
+            got = owned.mapPartitions(partial(tasks.sample, self.job, lo, hi, _SAMPLE)).collect()
             inside = sum(n for n, _ in got)
             values = sorted({v for _, vs in got for v in vs})
             if inside <= _SAMPLE * len(got) and all(n == len(vs) for n, vs in got):
                 return sorted(v for _, vs in got for v in vs)[k - below - 1]
-            per = owned.mapPartitions(partial(tasks.counts_le, values)).collect()
+            per = owned.mapPartitions(partial(tasks.counts_le, self.job, values)).collect()
             totals = [sum(c[i] for c in per) for i in range(len(values))]
             i = next(i for i, t in enumerate(totals) if t >= k)
             if totals[i] == k:
@@ -389,7 +412,7 @@ class _Run:
         root = self.options.checkpoint_dir
         if root is None or self.stopped_by is not None or not self.level_size:
             return
-        store.write_level(self.session, root, depth, self.owned)
+        store.write_level(self.session, root, depth, self.owned, self.job)
         store.write_manifest(root, {
             **self.identity,
             "depth": depth,
@@ -413,7 +436,7 @@ class _Run:
         self.violations.first = {int(k): tuple(v) for k, v in m["first"].items()}
         self.violations.counts = {int(k): v for k, v in m["counts"].items()}
         self.found_at = {tuple(st): (lv, rank) for st, lv, rank in m["found_at"]}
-        self.owned = self._pin(store.load_owned(self.session, root, depth, self.job))
+        self.owned = self._pin(store.load_owned(self.session, root, depth, self.job, self.home))
         stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
         if [n for _, n in stored] != [1] * self.partitions:
             raise RuntimeError(f"kmc spark engine: the run in {root} does not load as one element per partition")

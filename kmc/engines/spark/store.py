@@ -46,9 +46,10 @@ def level_dir(root: Path, level: int) -> Path:
 
 # -- arrays <-> Parquet rows -------------------------------------------------------------------
 
-def _encode(kind: str, arrays_of: Any, index: int, it: Iterable[Any]) -> Iterator[tuple[str, int, int, bytearray]]:
+def _encode(job: tasks.Job, kind: str, arrays_of: Any, index: int, it: Iterable[tasks.Held]
+            ) -> Iterator[tuple[str, int, int, bytearray]]:
     buf = io.BytesIO()
-    np.savez(buf, **arrays_of(tasks.one(it)))
+    np.savez(buf, **arrays_of(tasks.unpark(job, tasks.one(it))))
     data = buf.getvalue()
     for c, start in enumerate(range(0, max(len(data), 1), _CHUNK)):
         yield kind, index, c, bytearray(data[start:start + _CHUNK])
@@ -77,12 +78,12 @@ def _decode(it: Iterable[tuple[int, tuple[int, int, bytes]]]) -> list[list[dict[
 
 # -- writing -------------------------------------------------------------------------------
 
-def write_level(session: Any, root: Path, level: int, owned: Any) -> None:
+def write_level(session: Any, root: Path, level: int, owned: Any, job: tasks.Job) -> None:
     """One Parquet dataset for a completed level: its new keys and its states, per owner."""
     from pyspark.sql.types import BinaryType, IntegerType, StringType, StructField, StructType
 
-    parts = [owned.mapPartitionsWithIndex(partial(_encode, "keys", _keys_arrays)),
-             owned.mapPartitionsWithIndex(partial(_encode, "frontier", _frontier_arrays))]
+    parts = [owned.mapPartitionsWithIndex(partial(_encode, job, "keys", _keys_arrays)),
+             owned.mapPartitionsWithIndex(partial(_encode, job, "frontier", _frontier_arrays))]
     schema = StructType([StructField("kind", StringType(), False), StructField("partition", IntegerType(), False),
                          StructField("chunk", IntegerType(), False), StructField("data", BinaryType(), False)])
     frame = session.createDataFrame(session.sparkContext.union(parts), schema)
@@ -138,8 +139,8 @@ def _load(session: Any, root: Path, levels: list[int], kind: str, partitions: in
     return merged.partitionBy(partitions, tasks.same_partition).mapPartitions(_decode)
 
 
-def _owned(job: tasks.Job, it: Iterable[tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]]
-           ) -> list[tasks.Owned]:
+def _owned(job: tasks.Job, home: str | None, level: int, index: int,
+           it: Iterable[tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]]) -> list[tasks.Held]:
     """An owner's visited part from the keys of every level, and its share of the last level."""
     step = tasks.step_for(job)
     fmt = step.fmt
@@ -151,12 +152,12 @@ def _owned(job: tasks.Job, it: Iterable[tuple[list[dict[str, np.ndarray]], list[
     visited = Visited(fmt)
     visited.merge(s[order], [x[order] for x in e], np.zeros(len(order), dtype=np.int64))
     a = frontier[0]
-    level = tasks.Batch(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
+    states = tasks.Batch(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
                         a["ranks"], a["rows"])
-    return [tasks.Owned(visited, tasks.by_rank(level), tasks.Figures(len(level.rows), {}))]
+    return [tasks.keep(home, level, index, tasks.Owned(visited, tasks.by_rank(states), tasks.Figures(len(states.rows), {})))]
 
 
-def load_owned(session: Any, root: Path, levels: int, job: tasks.Job) -> Any:
+def load_owned(session: Any, root: Path, levels: int, job: tasks.Job, home: str | None) -> Any:
     keys = _load(session, root, list(range(1, levels + 1)), "keys", job.partitions)
     frontier = _load(session, root, [levels], "frontier", job.partitions)
-    return zip_single(keys, frontier).mapPartitions(partial(_owned, job))
+    return zip_single(keys, frontier).mapPartitionsWithIndex(partial(_owned, job, home, levels - 1))

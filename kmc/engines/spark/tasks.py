@@ -10,7 +10,9 @@ task depends on). Two kinds of data flow between the steps of a level:
   (kmc/engines/spark/ranks.py) and rows; the candidates bound for one owner, deduplicated
   map-side, or the states an owner found new in a level;
 - `Owned`: an owner partition after a level: its part of the visited set, the states new to
-  it (the next level's share it expands) and the figures the driver collects.
+  it (the next level's share it expands) and the figures the driver collects. Spark keeps it
+  as it is (pickled in its block manager) or, when the run has a `home` on the executors'
+  host, as files there (`Parked`, kmc/engines/spark/parts.py): `keep` and `unpark`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from kmc.engines.spark import parts
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import wire
 from kmc.engines.spark.factory import ModelFactory
@@ -114,6 +117,33 @@ class Owned:
     figures: Figures
 
 
+Held = Owned | parts.Parked  # an owner partition as Spark keeps it
+
+
+def keep(home: str | None, level: int, index: int, owned: Owned) -> Held:
+    """An owner partition as Spark is to keep it: its arrays parked as files under `home`
+    (the run's directory on the executors' host), or, without one, the whole object."""
+    if home is None:
+        return owned
+    v, b = owned.visited, owned.new
+    arrays = {"visited_key": v.sort_key, **{f"visited_extra{w}": e for w, e in enumerate(v.extras)},
+              "sort_key": b.sort_key, **{f"extra{w}": e for w, e in enumerate(b.extras)},
+              "ranks": b.ranks, "rows": b.rows}
+    return parts.park(home, level, index, arrays, owned.figures)
+
+
+def unpark(job: Job, x: Held) -> Owned:
+    """An owner partition from what Spark kept (its arrays mapped from their files, if parked)."""
+    if isinstance(x, Owned):
+        return x
+    fmt = step_for(job).fmt
+    words = range(len(fmt.extra_dtypes))
+    visited = Visited.holding(fmt, parts.load(x, "visited_key"), [parts.load(x, f"visited_extra{w}") for w in words])
+    new = Batch(parts.load(x, "sort_key"), [parts.load(x, f"extra{w}") for w in words],
+                parts.load(x, "ranks"), parts.load(x, "rows"))
+    return Owned(visited, new, x.figures)
+
+
 def owner_of(sort_key: np.ndarray, partitions: int) -> np.ndarray:
     """The partition owning each key: a mixed sort key modulo the partition count."""
     return (mix(sort_key) % U64(partitions)).astype(np.int64)
@@ -158,11 +188,11 @@ def by_rank(batch: Batch) -> Batch:
 
 # -- step 1: expand the states new to a partition, deduplicate map-side, route to owners -------
 
-def expand(job: Job, level: int, index: int, it: Iterable[Owned]) -> Iterator[tuple[int, Any]]:
+def expand(job: Job, level: int, index: int, it: Iterable[Held]) -> Iterator[tuple[int, Any]]:
     """`level` is the level being expanded (its children are in level + 1). Each owner's
     candidates go as one Arrow stream (kmc/engines/spark/wire.py)."""
     step = step_for(job)
-    owned: Owned = one(it)
+    owned = unpark(job, one(it))
     _maybe_fail(job, level, index)
     batch, generated = candidates(job, step, owned.new, level)
     sent, encoding = 0, 0.0
@@ -202,11 +232,11 @@ def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wi
     return wire.Packed(s, e, child_ranks, packed), generated
 
 
-def generated_up_to(job: Job, level: int, last: int, it: Iterable[Owned]) -> list[int]:
+def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list[int]:
     """How many candidates (before deduplication) the states of `level` held here give with
     a rank <= last (where a run stops)."""
     step = step_for(job)
-    states = one(it).new
+    states = unpark(job, one(it)).new
     found = step.expand(step.block(states.rows)) if len(states.rows) else None
     if found is None:
         return [0]
@@ -217,12 +247,12 @@ def generated_up_to(job: Job, level: int, last: int, it: Iterable[Owned]) -> lis
 
 # -- step 2: an owner merges what it received into its part of the visited set ----------------
 
-def own(job: Job, level: int, pending: tuple[int, ...], index: int, it: Iterable[tuple[Owned, list[Any]]]
-        ) -> list[Owned]:
+def own(job: Job, home: str | None, level: int, pending: tuple[int, ...], index: int,
+        it: Iterable[tuple[Held, list[Any]]]) -> list[Held]:
     """`level` is the level being built: the owner's new states, and their invariants."""
     step = step_for(job)
     held, received = one(it)
-    visited: Visited = held.visited
+    visited = unpark(job, held).visited
     expanded = sorted((x for x in received if isinstance(x, Expanded)), key=lambda x: x.partition)
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level))
     began = time.perf_counter()
@@ -241,7 +271,7 @@ def own(job: Job, level: int, pending: tuple[int, ...], index: int, it: Iterable
     figures.expanded = expanded
     figures.shuffled_bytes = sum(x.shuffled_bytes for x in expanded)
     figures.decode_seconds = decoding
-    return [Owned(visited, fresh, figures)]
+    return [keep(home, level, index, Owned(visited, fresh, figures))]
 
 
 def empty(step: LevelStep, words: int) -> wire.Packed:
@@ -250,14 +280,19 @@ def empty(step: LevelStep, words: int) -> wire.Packed:
                        None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
 
 
-def seed(job: Job, index: int, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]:
-    """An owner's part of the visited set (from keys) and of the last level (from states),
-    handed over by the driver."""
-    keys, level = one(it)
-    visited = Visited(step_for(job).fmt)
+def seed(job: Job, home: str | None, level: int, index: int, it: Iterable[tuple[Batch, Batch]]) -> list[Held]:
+    """An owner's part of the visited set (from keys) and of the last level (`level`, from
+    states), handed over by the driver."""
+    keys, states = one(it)
+    return [keep(home, level, index, seeded(step_for(job), keys, states))]
+
+
+def seeded(step: LevelStep, keys: Batch, states: Batch) -> Owned:
+    """An owner partition holding the visited keys `keys` and the level `states`."""
+    visited = Visited(step.fmt)
     order = np.lexsort([*reversed(keys.extras), keys.sort_key])
     visited.merge(keys.sort_key[order], [x[order] for x in keys.extras], np.zeros(len(order), dtype=np.int64))
-    return [Owned(visited, by_rank(level), Figures(len(level.rows), {}))]
+    return Owned(visited, by_rank(states), Figures(len(states.rows), {}))
 
 
 def evaluate(step: LevelStep, states: Batch, pending: Iterable[int], upto: int | None = None) -> Figures:
@@ -277,7 +312,7 @@ def evaluate(step: LevelStep, states: Batch, pending: Iterable[int], upto: int |
 
 # -- for the driver --------------------------------------------------------------------------
 
-def figures(index: int, it: Iterable[Owned]) -> list[tuple[int, Figures]]:
+def figures(index: int, it: Iterable[Held]) -> list[tuple[int, Figures]]:
     return [(index, one(it).figures)]
 
 
@@ -286,18 +321,18 @@ def materialized(index: int, it: Iterable[Any]) -> list[tuple[int, int]]:
     return [(index, sum(1 for _ in it))]
 
 
-def up_to(job: Job, last: int, reports: tuple[int, ...], it: Iterable[Owned]) -> list[tuple[int, dict[int, int]]]:
+def up_to(job: Job, last: int, reports: tuple[int, ...], it: Iterable[Held]) -> list[tuple[int, dict[int, int]]]:
     """States new here with a rank <= last, and how many of them fail each report."""
-    states = one(it).new
+    states = unpark(job, one(it)).new
     kept = ranks_.count_le(states.ranks, last)
     counts = {k: f.count for k, f in evaluate(step_for(job), states, reports, last).found.items()}
     return [(kept, counts)]
 
 
-def sample(lo: int | None, hi: int | None, most: int, it: Iterable[Owned]) -> list[tuple[int, list[int]]]:
-    return [ranks_.Sorted(one(it).new.ranks).sample(lo, hi, most)]
+def sample(job: Job, lo: int | None, hi: int | None, most: int, it: Iterable[Held]) -> list[tuple[int, list[int]]]:
+    return [ranks_.Sorted(unpark(job, one(it)).new.ranks).sample(lo, hi, most)]
 
 
-def counts_le(values: list[int], it: Iterable[Owned]) -> list[list[int]]:
-    s = ranks_.Sorted(one(it).new.ranks)
+def counts_le(job: Job, values: list[int], it: Iterable[Held]) -> list[list[int]]:
+    s = ranks_.Sorted(unpark(job, one(it)).new.ranks)
     return [[s.count_le(v) for v in values]]

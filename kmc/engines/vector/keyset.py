@@ -130,6 +130,14 @@ class Visited:
         self._sort_key = np.zeros(0, dtype=U64)
         self._extras = [np.zeros(0, dtype=dt) for dt in (fmt.extra_dtypes if extra_dtypes is None else extra_dtypes)]
 
+    @classmethod
+    def holding(cls, fmt: KeyFormat, sort_key: np.ndarray, extras: list[np.ndarray]) -> Visited:
+        """The visited set of keys given sorted, over the arrays given (read-only ones too: the
+        first merge copies them into arrays of its own)."""
+        v = cls(fmt, [e.dtype for e in extras])
+        v._sort_key, v._extras, v.n = sort_key, list(extras), len(sort_key)
+        return v
+
     def __len__(self) -> int:
         return self.n
 
