@@ -29,6 +29,7 @@ from kmc.engines.spark import parts
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import wire
 from kmc.engines.spark.factory import ModelFactory
+from kmc.engines.vector.engine import chunk_states
 from kmc.engines.vector.keyset import Visited, first_occurrences, mix
 from kmc.engines.vector.levelstep import LevelStep, transpose
 
@@ -216,19 +217,33 @@ def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wi
     smallest path rank; and how many candidates there were before deduplication. A
     candidate's index (parent index x instances + instance id) orders the candidates as their
     path ranks do, since the parents are in rank order: so each key's smallest index is its
-    smallest rank, found by the vector engine's first-occurrence sort. Without symmetry the
-    key is the state, and no rows are built here."""
-    if not len(states.rows):
-        return None, 0
-    found = step.expand(step.block(states.rows), drop_stutter=True)
-    if found is None:
-        return None, 0
-    generated = len(found.rank) + len(found.stutter)  # a step to the parent itself: generated, never new
-    sort_key, extras = step.fmt.split(found.canonical)
-    s, e, first = first_occurrences(sort_key, extras, found.rank)
+    smallest rank, found by the vector engine's first-occurrence sort. The states are expanded
+    and deduplicated in the vector engine's chunks (sorts that fit in the caches), then the
+    chunks' distinct keys once more together. Without symmetry the key is the state, and no
+    rows are built here."""
+    chunk = chunk_states(step.count)
+    found: list[tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray | None]] = []
+    generated = 0
+    for start in range(0, len(states.rows), chunk):
+        c = step.expand(step.block(states.rows[start:start + chunk]), drop_stutter=True)
+        if c is None:
+            continue
+        generated += len(c.rank) + len(c.stutter)  # a step to the parent itself: generated, never new
+        s, e, first = first_occurrences(*step.fmt.split(c.canonical), c.rank)
+        packed = c.build(first).keys[:, 0, :] if step.symmetry is not None else None
+        found.append((s, e, first + start * step.count, packed))
+    if not found:
+        return None, generated
+    if len(found) == 1:
+        s, e, first, packed = found[0]
+    else:  # a key found by several chunks: its first chunk has its smallest index
+        s, e, at = first_occurrences(np.concatenate([f[0] for f in found]),
+                                     [np.concatenate([f[1][w] for f in found]) for w in range(len(found[0][1]))],
+                                     np.arange(sum(len(f[0]) for f in found), dtype=np.int64))
+        first = np.concatenate([f[2] for f in found])[at]
+        packed = None if step.symmetry is None else np.concatenate([f[3] for f in found if f[3] is not None])[at]
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
     child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
-    packed = found.build(first).keys[:, 0, :] if step.symmetry is not None else None
     return wire.Packed(s, e, child_ranks, packed), generated
 
 
