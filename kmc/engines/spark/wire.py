@@ -26,6 +26,7 @@ import numpy as np
 from kmc.engines.vector.levelstep import LevelStep
 
 U64 = np.uint64
+_UNPACKED = 1 << 14  # states unpacked at once
 
 
 @dataclass
@@ -45,9 +46,14 @@ class Packed:
                       None if self.words is None else self.words[index])
 
     def rows(self, step: LevelStep) -> np.ndarray:
-        """The states as rows (states x positions, the step's dtype)."""
+        """The states as rows (states x positions, the step's dtype), unpacked a slice of
+        states at a time: each slice's columns stay in the caches (one pass over millions of
+        states per position was 20 % of an owner's time at 2PC 10 RMs)."""
         words = step.fmt.join(self.sort_key, self.extras) if self.words is None else self.words.T
-        return step.unpack(np.ascontiguousarray(words)).rows
+        out = np.empty((len(self), step.schema.width), dtype=step.dtype)
+        for i in range(0, len(self), _UNPACKED):
+            out[i:i + _UNPACKED] = step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype).T
+        return out
 
 
 def encode(p: Packed) -> bytes:
