@@ -29,7 +29,7 @@ from kmc.engines.spark import parts
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import wire
 from kmc.engines.spark.factory import ModelFactory
-from kmc.engines.vector.engine import chunk_states
+from kmc.engines.vector.engine import argsort_unique, chunk_states
 from kmc.engines.vector.keyset import Visited, first_occurrences, mix
 from kmc.engines.vector.levelstep import LevelStep, transpose
 
@@ -214,7 +214,8 @@ def expand(job: Job, level: int, index: int, it: Iterable[Held]) -> Iterator[tup
 
 def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wire.Packed | None, int]:
     """The distinct successors of some states of `level` (in rank order), each with its
-    smallest path rank; and how many candidates there were before deduplication. A
+    smallest path rank, in rank order; and how many candidates there were before
+    deduplication. A
     candidate's index (parent index x instances + instance id) orders the candidates as their
     path ranks do, since the parents are in rank order: so each key's smallest index is its
     smallest rank, found by the vector engine's first-occurrence sort. The states are expanded
@@ -242,6 +243,9 @@ def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wi
                                      np.arange(sum(len(f[0]) for f in found), dtype=np.int64))
         first = np.concatenate([f[2] for f in found])[at]
         packed = None if step.symmetry is None else np.concatenate([f[3] for f in found if f[3] is not None])[at]
+    by_rank = argsort_unique(first)  # sent in rank order: each owner merges one run per sender
+    s, e, first = s[by_rank], [x[by_rank] for x in e], first[by_rank]
+    packed = None if packed is None else packed[by_rank]
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
     child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
     return wire.Packed(s, e, child_ranks, packed), generated
