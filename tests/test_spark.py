@@ -139,18 +139,28 @@ def test_bad_spark_flags(run_kmc: Any, argv: list[str], message: str) -> None:
     assert rc == 2 and out == "" and message in err
 
 
-def test_a_dead_jvm_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.MonkeyPatch) -> None:
+class Py4JJavaError(Exception):
+    """Stands for py4j's, raised by a call the JVM died in: reading its text needs the JVM."""
+
+    def __str__(self) -> str:
+        raise ConnectionRefusedError(111, "Connection refused")
+
+
+@pytest.mark.parametrize("error", [ConnectionRefusedError(111, "Connection refused"), Py4JJavaError()],
+                         ids=["refused", "java-error-of-a-dead-jvm"])
+def test_a_dead_jvm_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     """The JVM of a local master dies on java.lang.OutOfMemoryError (the executors share its
-    heap); py4j then only sees a refused connection: kmc says what usually causes it, exit 1."""
+    heap); py4j then sees a refused connection, or a Java error it cannot read: kmc says what
+    usually causes it, exit 1."""
     from kmc.engines.spark import engine as spark_engine
 
     def jvm_gone(self: object) -> None:
-        raise ConnectionRefusedError(111, "Connection refused")
+        raise error
 
     monkeypatch.setattr(spark_engine._Run, "__init__", lambda self, *a: None)
     monkeypatch.setattr(spark_engine._Run, "run", jvm_gone)
     rc, out, err = run_kmc("check", "replication", "--engine", "spark", "--no-properties")
     assert rc == 1 and out == ""
     [line] = err.strip().splitlines()
-    assert line.startswith("kmc: error: the Spark JVM stopped answering (ConnectionRefusedError)")
+    assert line.startswith(f"kmc: error: the Spark JVM stopped answering ({type(error).__name__})")
     assert "spark.driver.memory" in line

@@ -88,13 +88,27 @@ def check(
     try:
         return _Run(model, invariants, limits, progress, options).run()
     except Exception as e:
-        if not isinstance(e, ConnectionError) and type(e).__name__ != "Py4JNetworkError":
+        if not _jvm_gone(e):
             raise
         # the driver's JVM is gone, most often out of heap
         resume = " (--resume goes on from the last level written)" if options.checkpoint_dir else ""
         raise RunFailed(f"the Spark JVM stopped answering ({type(e).__name__}): its log above says why; "
                           f"java.lang.OutOfMemoryError: Java heap space means more --conf spark.driver.memory "
                           f"(local masters run the executors in the driver's JVM) or spark.executor.memory{resume}") from e
+
+
+def _jvm_gone(e: Exception) -> bool:
+    """Whether py4j failed because the JVM is no longer there: a refused or broken connection,
+    or a Java error whose text cannot be read back from the JVM any more (one that died out of
+    heap in the middle of a call, writing a checkpoint's Parquet for instance)."""
+    if isinstance(e, ConnectionError) or type(e).__name__ == "Py4JNetworkError":
+        return True
+    if type(e).__name__ == "Py4JJavaError":
+        try:
+            str(e)
+        except Exception:
+            return True
+    return False
 
 
 class _Run:
