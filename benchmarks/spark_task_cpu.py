@@ -68,7 +68,7 @@ def main() -> None:
     level = tasks.Batch(s, e, ranks.initial(len(first), 1), block.rows[first])
     owner = tasks.owner_of(level.sort_key, P)
     parts = [level.take(np.flatnonzero(owner == i)) for i in range(P)]
-    stored = [pickle.dumps(tasks.seed(job, None, 0, i, [(p, p)])[0], 5) for i, p in enumerate(parts)]
+    stored = [pickle.dumps(tasks.seed(job, [(p, p)])[0], 5) for p in parts]
     depth, distinct = 1, len(first)
     pending = tuple(range(len(invariants)))
     while True:

@@ -28,8 +28,9 @@ names; modules they cannot import are shipped to them. No model catalogue is inv
 Every level's owner partitions are persisted and checkpointed locally (lineage cut at each
 level); a task that fails is retried by Spark from the previous level's stored partitions,
 with the same result. On a local or loopback master their arrays are kept as files on the
-host instead, and Spark keeps only their names (kmc/engines/spark/parts.py). With a checkpoint directory each completed level is also written as
-Parquet (kmc/engines/spark/store.py), so a run whose driver died can be resumed. Below
+host instead, and Spark keeps only their names (kmc/engines/spark/parts.py). With a
+checkpoint directory each completed level is also written as Parquet
+(kmc/engines/spark/store.py), so a run whose driver died can be resumed. Below
 --spark-threshold states, levels run in-process through the vector engine first.
 """
 
@@ -285,8 +286,7 @@ class _Run:
                     for o, (keys, mine) in enumerate(batches)]
             seeded = self.sc.parallelize(held, P)
         else:
-            seeded = self.sc.parallelize(batches, P).mapPartitionsWithIndex(
-                partial(tasks.seed, self.job, None, depth - 1))
+            seeded = self.sc.parallelize(batches, P).mapPartitions(partial(tasks.seed, self.job))
         self.owned = self._pin(seeded)
         stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
         if [c for _, c in stored] != [1] * P:

@@ -243,9 +243,9 @@ def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wi
                                      np.arange(sum(len(f[0]) for f in found), dtype=np.int64))
         first = np.concatenate([f[2] for f in found])[at]
         packed = None if step.symmetry is None else np.concatenate([f[3] for f in found if f[3] is not None])[at]
-    by_rank = argsort_unique(first)  # sent in rank order: each owner merges one run per sender
-    s, e, first = s[by_rank], [x[by_rank] for x in e], first[by_rank]
-    packed = None if packed is None else packed[by_rank]
+    ranked = argsort_unique(first)  # sent in rank order: each owner merges one run per sender
+    s, e, first = s[ranked], [x[ranked] for x in e], first[ranked]
+    packed = None if packed is None else packed[ranked]
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
     child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
     return wire.Packed(s, e, child_ranks, packed), generated
@@ -299,11 +299,12 @@ def empty(step: LevelStep, words: int) -> wire.Packed:
                        None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
 
 
-def seed(job: Job, home: str | None, level: int, index: int, it: Iterable[tuple[Batch, Batch]]) -> list[Held]:
-    """An owner's part of the visited set (from keys) and of the last level (`level`, from
-    states), handed over by the driver."""
+def seed(job: Job, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]:
+    """An owner's part of the visited set (from keys) and of the last level (from states),
+    handed over by the driver (when the partitions are not parked as files: the driver parks
+    those itself)."""
     keys, states = one(it)
-    return [keep(home, level, index, seeded(step_for(job), keys, states))]
+    return [seeded(step_for(job), keys, states)]
 
 
 def seeded(step: LevelStep, keys: Batch, states: Batch) -> Owned:
