@@ -34,8 +34,10 @@ def manifest_depth(root: Path) -> int:
 @pytest.mark.slow
 def test_resume_after_the_driver_is_killed_gives_the_uninterrupted_numbers(tmp_path: Path) -> None:
     root = tmp_path / "run"
+    # a killed driver cannot remove its parked owner partitions: they go under tmp_path
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
     driver = subprocess.Popen([KMC, *RUN, "--checkpoint-dir", str(root)], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)
+                              stderr=subprocess.DEVNULL, start_new_session=True, env=env)
     try:
         deadline = time.monotonic() + 300
         while manifest_depth(root) < 10 and driver.poll() is None and time.monotonic() < deadline:
