@@ -46,8 +46,12 @@ def new_root() -> str:
     return tempfile.mkdtemp(prefix="kmc-spark-parts-")
 
 
+def _level(root: str, level: int) -> Path:
+    return Path(root) / f"level-{level:04d}"
+
+
 def level_dir(root: str, level: int, index: int) -> Path:
-    return Path(root) / f"level-{level:04d}" / f"part-{index:05d}"
+    return _level(root, level) / f"part-{index:05d}"
 
 
 def park(root: str, level: int, index: int, arrays: dict[str, np.ndarray], figures: Any) -> Parked:
@@ -74,7 +78,7 @@ def load(parked: Parked, name: str) -> np.ndarray:
 
 
 def drop_level(root: str, level: int) -> None:
-    shutil.rmtree(Path(root) / f"level-{level:04d}", ignore_errors=True)
+    shutil.rmtree(_level(root, level), ignore_errors=True)
 
 
 def drop(root: str) -> None:
