@@ -164,3 +164,13 @@ def test_a_dead_jvm_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.Mon
     [line] = err.strip().splitlines()
     assert line.startswith(f"kmc: error: the Spark JVM stopped answering ({type(error).__name__})")
     assert "spark.driver.memory" in line
+
+
+def test_python_workers_talk_to_the_jvm_over_unix_sockets(spark_session: Any) -> None:
+    """Over TCP each task's input reached its Python worker ~40 ms late (docs/spark.md, "Level
+    overhead"); --conf can still turn it off."""
+    from kmc.engines.spark.session import settings
+
+    key = "spark.python.unix.domain.socket.enabled"
+    assert spark_session.sparkContext.getConf().get(key) == "true"
+    assert settings("local[2]", 2, {key: "false"})[key] == "false"

@@ -40,6 +40,17 @@ def test_a_part_on_another_host_is_refused(tmp_path: Path) -> None:
         parts.load(replace(parked, host="elsewhere"), "keys")
 
 
+def test_a_part_is_found_by_its_level_and_index(tmp_path: Path) -> None:
+    """An owner reads the level before by name (tasks.own_parked); a missing part (a task on
+    another host, where the run's directory does not exist) is an error naming the path."""
+    parked = parts.park(str(tmp_path), 2, 1, {"keys": np.arange(5, dtype=np.uint64)}, figures="kept by Spark")
+    found = parts.at(str(tmp_path), 2, 1)
+    assert found.directory == parked.directory and found.host == parked.host
+    assert np.array_equal(parts.load(found, "keys"), np.arange(5))
+    with pytest.raises(RuntimeError, match=r"no owner partition at .*level-0002/part-00000 on host"):
+        parts.at(str(tmp_path), 2, 0)
+
+
 def test_levels_are_dropped_one_at_a_time_then_all(tmp_path: Path) -> None:
     root = parts.new_root()
     try:

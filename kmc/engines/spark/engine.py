@@ -326,12 +326,14 @@ class _Run:
         figures in one job. Returns the size kept."""
         job, P, prev = self.job, self.partitions, self.owned
         pending = tuple(self.violations.pending)
-        shuffled = (prev.mapPartitionsWithIndex(partial(tasks.expand, job, depth - 1))
-                    .partitionBy(P, tasks.same_partition)
-                    .mapPartitions(tasks.gather))
-        owned = self._pin(zip_single(prev, shuffled).mapPartitionsWithIndex(
-            partial(tasks.own, job, self.home, depth, pending)))
-        figures = [f for _, f in sorted(owned.mapPartitionsWithIndex(tasks.figures).collect(), key=lambda x: x[0])]
+        sent = prev.mapPartitionsWithIndex(partial(tasks.expand, job, depth - 1)).partitionBy(P, tasks.same_partition)
+        if self.home is not None:  # owners read the level before from its files: one Python task each
+            owned = self._pin(sent.mapPartitionsWithIndex(partial(tasks.own_parked, job, self.home, depth, pending)))
+            figures = [parked.figures for parked in owned.collect()]  # small records: no Python task
+        else:
+            owned = self._pin(zip_single(prev, sent.mapPartitions(tasks.gather)).mapPartitionsWithIndex(
+                partial(tasks.own, job, self.home, depth, pending)))
+            figures = [f for _, f in sorted(owned.mapPartitionsWithIndex(tasks.figures).collect(), key=lambda x: x[0])]
         if len(figures) != P:
             raise RuntimeError("kmc spark engine: a level's partitions are not one element each")
         expanded = sorted((e for f in figures for e in f.expanded), key=lambda e: e.partition)

@@ -65,6 +65,17 @@ def park(root: str, level: int, index: int, arrays: dict[str, np.ndarray], figur
     return Parked(str(d), socket.gethostname(), figures)
 
 
+def at(root: str, level: int, index: int) -> Parked:
+    """The partition parked at (level, index) under `root`, found by its name (its figures
+    stay with the record Spark keeps)."""
+    d = level_dir(root, level, index)
+    if not d.is_dir():
+        raise RuntimeError(f"kmc spark engine: no owner partition at {d} on host {socket.gethostname()}: parts are "
+                           "kept as files only when every executor shares the driver's host (a local or "
+                           "loopback master)")
+    return Parked(str(d), socket.gethostname(), None)
+
+
 def load(parked: Parked, name: str) -> np.ndarray:
     """One array of a parked partition (read-only: mapped from its file)."""
     if parked.host != socket.gethostname():

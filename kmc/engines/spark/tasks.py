@@ -268,10 +268,26 @@ def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list
 
 def own(job: Job, home: str | None, level: int, pending: tuple[int, ...], index: int,
         it: Iterable[tuple[Held, list[Any]]]) -> list[Held]:
-    """`level` is the level being built: the owner's new states, and their invariants."""
-    step = step_for(job)
+    """`level` is the level being built: the owner's new states, and their invariants. Each
+    element pairs the owner partition of the level before with what the shuffle brought it."""
     held, received = one(it)
-    visited = unpark(job, held).visited
+    return [merged(job, home, level, pending, index, unpark(job, held).visited, received)]
+
+
+def own_parked(job: Job, home: str, level: int, pending: tuple[int, ...], index: int,
+               it: Iterable[tuple[int, Any]]) -> list[Held]:
+    """`own` when the owner partitions are files under `home`: the owner reads its part of
+    the visited set from the files of the level before, so the shuffle's records come to it
+    directly, with no zip with that level's partitions (and no second Python worker)."""
+    visited = unpark(job, parts.at(home, level - 1, index)).visited
+    return [merged(job, home, level, pending, index, visited, [payload for _, payload in it])]
+
+
+def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], index: int,
+           visited: Visited, received: list[Any]) -> Held:
+    """The owner partition after a level: the received candidates (Arrow streams, and the
+    senders' figures) lined up with the owner's part of the visited set."""
+    step = step_for(job)
     expanded = sorted((x for x in received if isinstance(x, Expanded)), key=lambda x: x.partition)
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level))
     began = time.perf_counter()
@@ -290,7 +306,7 @@ def own(job: Job, home: str | None, level: int, pending: tuple[int, ...], index:
     figures.expanded = expanded
     figures.shuffled_bytes = sum(x.shuffled_bytes for x in expanded)
     figures.decode_seconds = decoding
-    return [keep(home, level, index, Owned(visited, fresh, figures))]
+    return keep(home, level, index, Owned(visited, fresh, figures))
 
 
 def empty(step: LevelStep, words: int) -> wire.Packed:
