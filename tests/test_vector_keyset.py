@@ -69,6 +69,24 @@ def test_first_occurrences_of_one_word_keys(batch, high) -> None:
     assert e == [] and s.tolist() == sorted(want) and first.tolist() == [want[k] for k in sorted(want)]
 
 
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(keys_2w, min_size=1, max_size=4), high=st.sampled_from([0, 63]))
+def test_first_occurrences_of_sorted_runs(mix, chunks, high) -> None:
+    """Several chunks' distinct keys, concatenated (each run sorted by sort key), merged with
+    `runs=True`: the same keys and smallest ranks as sorting the whole batch afresh, with one
+    and two words (two words: sort keys shared by different keys under the poor mix)."""
+    fmt = KeyFormat([64, 20])
+    runs = [first_occurrences(*fmt.split(as_words(c)), np.arange(len(c)) * 7 % 5) for c in chunks]
+    s = np.concatenate([r[0] for r in runs]) | (np.uint64(1) << np.uint64(high))
+    e = [np.concatenate([r[1][0] for r in runs])]
+    rank = np.concatenate([r[2] for r in runs])
+    for extras in (e, []):
+        merged = first_occurrences(s, extras, rank, runs=True)
+        fresh = first_occurrences(s, extras, rank)
+        assert all(np.array_equal(a, b) for a, b in zip([merged[0], *merged[1], merged[2]],
+                                                         [fresh[0], *fresh[1], fresh[2]]))
+
+
 def test_vector_engine_is_exact_with_a_poor_mix(mix) -> None:
     """Two-word keys (three replicas): same run as the scalar engine, collisions or not."""
     model, invariants = build("replication", mode="kip279", replicas=3, max_leader_epoch=3)

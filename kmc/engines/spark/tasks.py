@@ -240,7 +240,7 @@ def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wi
     else:  # a key found by several chunks: its first chunk has its smallest index
         s, e, at = first_occurrences(np.concatenate([f[0] for f in found]),
                                      [np.concatenate([f[1][w] for f in found]) for w in range(len(found[0][1]))],
-                                     np.arange(sum(len(f[0]) for f in found), dtype=np.int64))
+                                     np.arange(sum(len(f[0]) for f in found), dtype=np.int64), runs=True)
         first = np.concatenate([f[2] for f in found])[at]
         packed = None if step.symmetry is None else np.concatenate([f[3] for f in found if f[3] is not None])[at]
     ranked = argsort_unique(first)  # sent in rank order: each owner merges one run per sender
