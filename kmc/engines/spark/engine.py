@@ -50,6 +50,7 @@ from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import store
 from kmc.engines.spark import tasks
 from kmc.engines.spark.factory import ModelFactory
+from kmc.engines.spark.wire import Packed
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import first_occurrences
 from kmc.engines.vector.levelstep import LevelStep
@@ -248,15 +249,16 @@ class _Run:
         s, e, first = first_occurrences(s, e, np.arange(len(initial), dtype=np.int64))
         order = np.argsort(first)  # the distinct initial states in the scalar engine's order
         n = len(order)
-        level = tasks.Batch(s[order], [x[order] for x in e], ranks_.initial(n, 1), block.rows[first[order]])
+        words = None if step.symmetry is None else block.keys[first[order], 0, :]  # the states packed
+        level = Packed(s[order], [x[order] for x in e], ranks_.initial(n, 1), words)
         cut = self._cut_local(level, depth=0)
         self.distinct = cut
         self.generated = len(initial) if self.stopped_by is None else int(first[order][cut - 1]) + 1
-        self.initial = [tuple(int(v) for v in row) for row in level.rows[:cut]]
+        self.initial = [tuple(int(v) for v in row) for row in block.rows[first[order[:cut]]]]
         self._distribute(level.take(np.arange(cut)), level.take(np.arange(cut)), 1)
         return 1
 
-    def _cut_local(self, level: tasks.Batch, depth: int) -> int:
+    def _cut_local(self, level: Packed, depth: int) -> int:
         """The cut of a level held on the driver (the initial states), as _limit does it."""
         figures = tasks.evaluate(self.step, level, self.violations.pending)
 
@@ -270,7 +272,7 @@ class _Run:
 
         return self._limit([figures], depth, up_to, kth)
 
-    def _distribute(self, visited: tasks.Batch, level: tasks.Batch, depth: int) -> None:
+    def _distribute(self, visited: Packed, level: Packed, depth: int) -> None:
         """Hand the executors states known on the driver: every visited key to its owner, and
         the states of the last level (level `depth`, counted from 1, with their ranks) to theirs."""
         P = self.partitions
@@ -291,7 +293,7 @@ class _Run:
         stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
         if [c for _, c in stored] != [1] * P:
             raise RuntimeError("kmc spark engine: the partitions handed over are not one element each")
-        self.level_size = len(level.rows)
+        self.level_size = len(level)
 
     def _from_vector(self, search: vector.Search, level: Any, depth: int) -> None:
         """Go on from where the in-process search stopped (below --spark-threshold): its last
@@ -305,13 +307,11 @@ class _Run:
         for d, (parents, iids) in enumerate(zip(search.parents, search.iids), start=1):
             ranks = ranks_.extend(ranks[parents], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
         s, e = step.fmt.split(lexmin(level.keys))
-        last = tasks.Batch(s, e, ranks, level.rows)
+        last = Packed(s, e, ranks, None if step.symmetry is None else level.keys[:, 0, :])
         extras = list(search.visited.extras)
         if search.codes is not None:  # the vector engine stores wide keys coded: Spark takes them whole
             extras = search.codes.decode(extras)
-        visited = tasks.Batch(search.visited.sort_key, extras,
-                              np.zeros((len(search.visited), 1), dtype=np.uint64),
-                              np.zeros((len(search.visited), 0), dtype=step.dtype))
+        visited = Packed(search.visited.sort_key, extras, np.zeros((len(search.visited), 1), dtype=np.uint64), None)
         for state, (lv, index) in search.found_at.items():
             init, path = search.path_of(lv, index)
             rank = init

@@ -31,11 +31,12 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from kmc.engines.spark import tasks
+from kmc.engines.spark.wire import Packed
 from kmc.engines.vector.keyset import Visited
 from kmc.engines.spark.session import zip_single
 from kmc.errors import BadInput
 
-FORMAT = 2  # 2: the run is named by its model factory (kmc/engines/spark/factory.py), not a model name
+FORMAT = 3  # 2: the run is named by its model factory (kmc/engines/spark/factory.py), not a model name; 3: levels stored packed, not as rows
 MANIFEST = "manifest.json"
 _CHUNK = 256 * 2**20  # bytes per Parquet value, well below the 2 GiB limit of a binary column
 
@@ -61,7 +62,8 @@ def _keys_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
 
 
 def _frontier_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
-    return {**_keys_arrays(owned), "ranks": owned.new.ranks, "rows": owned.new.rows}
+    words = owned.new.words  # the states packed, with symmetry (without it, the keys are the states)
+    return {**_keys_arrays(owned), "ranks": owned.new.ranks, **({} if words is None else {"words": words})}
 
 
 def _decode(it: Iterable[tuple[int, tuple[int, int, bytes]]]) -> list[list[dict[str, np.ndarray]]]:
@@ -152,9 +154,9 @@ def _owned(job: tasks.Job, home: str | None, level: int, index: int,
     visited = Visited(fmt)
     visited.merge(s[order], [x[order] for x in e], np.zeros(len(order), dtype=np.int64))
     a = frontier[0]
-    states = tasks.Batch(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
-                        a["ranks"], a["rows"])
-    return [tasks.keep(home, level, index, tasks.Owned(visited, tasks.by_rank(states), tasks.Figures(len(states.rows), {})))]
+    states = Packed(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
+                    a["ranks"], a.get("words"))
+    return [tasks.keep(home, level, index, tasks.Owned(visited, tasks.by_rank(states), tasks.Figures(len(states), {})))]
 
 
 def load_owned(session: Any, root: Path, levels: int, job: tasks.Job, home: str | None) -> Any:

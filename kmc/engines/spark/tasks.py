@@ -6,9 +6,11 @@ functions by module and name, settings, invariant names; kmc/engines/spark/facto
 rebuilds the level step from it (cached per Python worker: a cache, never state a later
 task depends on). Two kinds of data flow between the steps of a level:
 
-- `Batch`: states with their canonical keys (sort key and other words), path ranks
-  (kmc/engines/spark/ranks.py) and rows; the candidates bound for one owner, deduplicated
-  map-side, or the states an owner found new in a level;
+- `Packed` (kmc/engines/spark/wire.py): states as their canonical keys (sort key and other
+  words), path ranks (kmc/engines/spark/ranks.py) and, with symmetry, the packed states
+  (without it the key is the packed state); the candidates bound for one owner,
+  deduplicated map-side, or the states an owner found new in a level. States are unpacked
+  into columns only where a step reads them, as the vector engine keeps its levels;
 - `Owned`: an owner partition after a level: its part of the visited set, the states new to
   it (the next level's share it expands) and the figures the driver collects. Spark keeps it
   as it is (pickled in its block manager) or, when the run has a `home` on the executors'
@@ -28,10 +30,11 @@ import numpy as np
 from kmc.engines.spark import parts
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import wire
+from kmc.engines.spark.wire import Packed
 from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector.engine import argsort_unique, chunk_states
 from kmc.engines.vector.keyset import Visited, first_occurrences, mix
-from kmc.engines.vector.levelstep import LevelStep, transpose
+from kmc.engines.vector.levelstep import LevelStep
 
 U64 = np.uint64
 
@@ -63,21 +66,6 @@ def step_for(job: Job) -> LevelStep:
     model, invariants = job.factory.build()
     job.factory.check_rebuilt(model, invariants)
     return LevelStep(model, invariants, job.symmetry)
-
-
-@dataclass
-class Batch:
-    sort_key: np.ndarray
-    extras: list[np.ndarray]
-    ranks: np.ndarray  # states x words, uint64: path ranks
-    rows: np.ndarray  # states x positions
-
-    def take(self, index: np.ndarray) -> Batch:
-        return Batch(self.sort_key[index], [e[index] for e in self.extras], self.ranks[index], self.rows[index])
-
-    @property
-    def nbytes(self) -> int:
-        return self.sort_key.nbytes + sum(e.nbytes for e in self.extras) + self.ranks.nbytes + self.rows.nbytes
 
 
 @dataclass
@@ -114,7 +102,7 @@ class Figures:
 @dataclass
 class Owned:
     visited: Visited
-    new: Batch
+    new: Packed
     figures: Figures
 
 
@@ -129,7 +117,7 @@ def keep(home: str | None, level: int, index: int, owned: Owned) -> Held:
     v, b = owned.visited, owned.new
     arrays = {"visited_key": v.sort_key, **{f"visited_extra{w}": e for w, e in enumerate(v.extras)},
               "sort_key": b.sort_key, **{f"extra{w}": e for w, e in enumerate(b.extras)},
-              "ranks": b.ranks, "rows": b.rows}
+              "ranks": b.ranks, **({} if b.words is None else {"words": b.words})}
     return parts.park(home, level, index, arrays, owned.figures)
 
 
@@ -140,8 +128,8 @@ def unpark(job: Job, x: Held) -> Owned:
     fmt = step_for(job).fmt
     words = range(len(fmt.extra_dtypes))
     visited = Visited.holding(fmt, parts.load(x, "visited_key"), [parts.load(x, f"visited_extra{w}") for w in words])
-    new = Batch(parts.load(x, "sort_key"), [parts.load(x, f"extra{w}") for w in words],
-                parts.load(x, "ranks"), parts.load(x, "rows"))
+    new = Packed(parts.load(x, "sort_key"), [parts.load(x, f"extra{w}") for w in words],
+                 parts.load(x, "ranks"), parts.load(x, "words") if job.symmetry else None)
     return Owned(visited, new, x.figures)
 
 
@@ -180,7 +168,7 @@ def _maybe_fail(job: Job, level: int, index: int) -> None:
     raise RuntimeError(f"kmc test hook: task for partition {index} at level {level} fails on purpose")
 
 
-def by_rank(batch: Batch) -> Batch:
+def by_rank(batch: Packed) -> Packed:
     """A batch in path-rank order (the order every owner keeps its share of a level in)."""
     if len(batch.ranks) < 2:
         return batch
@@ -212,21 +200,22 @@ def expand(job: Job, level: int, index: int, it: Iterable[Held]) -> Iterator[tup
     yield 0, Expanded(index, generated, sent, encoding)
 
 
-def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wire.Packed | None, int]:
+def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[Packed | None, int]:
     """The distinct successors of some states of `level` (in rank order), each with its
     smallest path rank, in rank order; and how many candidates there were before
-    deduplication. A
-    candidate's index (parent index x instances + instance id) orders the candidates as their
+    deduplication. A candidate's index (parent index x instances + instance id) orders the candidates as their
     path ranks do, since the parents are in rank order: so each key's smallest index is its
     smallest rank, found by the vector engine's first-occurrence sort. The states are expanded
-    and deduplicated in the vector engine's chunks (sorts that fit in the caches), then the
-    chunks' distinct keys once more together. Without symmetry the key is the state, and no
-    rows are built here."""
+    and deduplicated in the vector engine's chunks (sorts that fit in the caches; each chunk
+    unpacked from its packed words, as the vector engine does), then the chunks' distinct keys
+    once more together. Without symmetry the key is the state, and no states are packed here."""
     chunk = chunk_states(step.count)
     found: list[tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray | None]] = []
     generated = 0
-    for start in range(0, len(states.rows), chunk):
-        c = step.expand(step.block(states.rows[start:start + chunk]), drop_stutter=True)
+    packed_states = states.packed(step)
+    for start in range(0, len(states), chunk):
+        block = step.unpack(np.ascontiguousarray(packed_states[:, start:start + chunk]))
+        c = step.expand(block, drop_stutter=True)
         if c is None:
             continue
         generated += len(c.rank) + len(c.stutter)  # a step to the parent itself: generated, never new
@@ -248,7 +237,7 @@ def candidates(job: Job, step: LevelStep, states: Batch, level: int) -> tuple[wi
     packed = None if packed is None else packed[ranked]
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
     child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
-    return wire.Packed(s, e, child_ranks, packed), generated
+    return Packed(s, e, child_ranks, packed), generated
 
 
 def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list[int]:
@@ -256,7 +245,7 @@ def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list
     a rank <= last (where a run stops)."""
     step = step_for(job)
     states = unpark(job, one(it)).new
-    found = step.expand(step.block(states.rows)) if len(states.rows) else None
+    found = step.expand(step.unpack(np.ascontiguousarray(states.packed(step)))) if len(states) else None
     if found is None:
         return [0]
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
@@ -300,8 +289,7 @@ def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], ind
     new = np.flatnonzero(~known)
     visited.merge(s[new], [x[new] for x in e], pos[new])
     _maybe_fail(job, level, index)
-    mine = got.take(order[np.sort(first[new])])  # the new states, in rank order
-    fresh = Batch(mine.sort_key, mine.extras, mine.ranks, mine.rows(step))
+    fresh = got.take(order[np.sort(first[new])])  # the new states, in rank order
     figures = evaluate(step, fresh, pending)
     figures.expanded = expanded
     figures.shuffled_bytes = sum(x.shuffled_bytes for x in expanded)
@@ -309,13 +297,13 @@ def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], ind
     return keep(home, level, index, Owned(visited, fresh, figures))
 
 
-def empty(step: LevelStep, words: int) -> wire.Packed:
-    return wire.Packed(np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes],
+def empty(step: LevelStep, words: int) -> Packed:
+    return Packed(np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes],
                        np.zeros((0, words), dtype=U64),
                        None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
 
 
-def seed(job: Job, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]:
+def seed(job: Job, it: Iterable[tuple[Packed, Packed]]) -> list[Owned]:
     """An owner's part of the visited set (from keys) and of the last level (from states),
     handed over by the driver (when the partitions are not parked as files: the driver parks
     those itself)."""
@@ -323,27 +311,28 @@ def seed(job: Job, it: Iterable[tuple[Batch, Batch]]) -> list[Owned]:
     return [seeded(step_for(job), keys, states)]
 
 
-def seeded(step: LevelStep, keys: Batch, states: Batch) -> Owned:
+def seeded(step: LevelStep, keys: Packed, states: Packed) -> Owned:
     """An owner partition holding the visited keys `keys` and the level `states`."""
     visited = Visited(step.fmt)
     order = np.lexsort([*reversed(keys.extras), keys.sort_key])
     visited.merge(keys.sort_key[order], [x[order] for x in keys.extras], np.zeros(len(order), dtype=np.int64))
-    return Owned(visited, by_rank(states), Figures(len(states.rows), {}))
+    return Owned(visited, by_rank(states), Figures(len(states), {}))
 
 
-def evaluate(step: LevelStep, states: Batch, pending: Iterable[int], upto: int | None = None) -> Figures:
+def evaluate(step: LevelStep, states: Packed, pending: Iterable[int], upto: int | None = None) -> Figures:
     """Invariants `pending` on some states (those of rank <= upto, with `upto`)."""
     found: dict[int, Found] = {}
-    if len(states.rows):
-        cols = transpose(states.rows)
+    pending = list(pending)
+    if len(states) and pending:
+        cols = states.columns(step)
         for k in pending:
             bad = step.violating(cols, k)
             if upto is not None and bad.size:
                 bad = bad[[ranks_.count_le(states.ranks[i:i + 1], upto) == 1 for i in bad.tolist()]]
             if bad.size:
                 f = ranks_.smallest(states.ranks, bad)
-                found[k] = Found(ranks_.to_int(states.ranks[f]), tuple(int(v) for v in states.rows[f]), int(bad.size))
-    return Figures(len(states.rows), found)
+                found[k] = Found(ranks_.to_int(states.ranks[f]), tuple(int(v) for v in cols[:, f]), int(bad.size))
+    return Figures(len(states), found)
 
 
 # -- for the driver --------------------------------------------------------------------------

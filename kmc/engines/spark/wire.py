@@ -45,14 +45,18 @@ class Packed:
         return Packed(self.sort_key[index], [e[index] for e in self.extras], self.ranks[index],
                       None if self.words is None else self.words[index])
 
-    def rows(self, step: LevelStep) -> np.ndarray:
-        """The states as rows (states x positions, the step's dtype), unpacked a slice of
-        states at a time: each slice's columns stay in the caches (one pass over millions of
-        states per position was 20 % of an owner's time at 2PC 10 RMs)."""
-        words = step.fmt.join(self.sort_key, self.extras) if self.words is None else self.words.T
-        out = np.empty((len(self), step.schema.width), dtype=step.dtype)
+    def packed(self, step: LevelStep) -> np.ndarray:
+        """The states packed (words x states): without symmetry their keys themselves."""
+        return step.fmt.join(self.sort_key, self.extras) if self.words is None else self.words.T
+
+    def columns(self, step: LevelStep) -> np.ndarray:
+        """The states as columns (positions x states, the step's dtype), unpacked a slice of
+        states at a time: each slice stays in the caches (one pass over millions of states
+        per position was 20 % of an owner's time at 2PC 10 RMs)."""
+        words = self.packed(step)
+        out = np.empty((step.schema.width, len(self)), dtype=step.dtype)
         for i in range(0, len(self), _UNPACKED):
-            out[i:i + _UNPACKED] = step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype).T
+            out[:, i:i + _UNPACKED] = step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype)
         return out
 
 
