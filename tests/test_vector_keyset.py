@@ -67,6 +67,8 @@ def test_first_occurrences_of_one_word_keys(batch, high) -> None:
     for key, r in zip(keys.tolist(), rank.tolist()):
         want[key] = min(r, want.get(key, r))
     assert e == [] and s.tolist() == sorted(want) and first.tolist() == [want[k] for k in sorted(want)]
+    by_position = first_occurrences(keys, [], np.arange(len(keys)))  # rank None: the positions
+    assert all(np.array_equal(x, y) for x, y in zip(first_occurrences(keys, [], None), by_position))
 
 
 @settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,6 +87,10 @@ def test_first_occurrences_of_sorted_runs(mix, chunks, high) -> None:
         fresh = first_occurrences(s, extras, rank)
         assert all(np.array_equal(a, b) for a, b in zip([merged[0], *merged[1], merged[2]],
                                                          [fresh[0], *fresh[1], fresh[2]]))
+        positions = first_occurrences(s, extras, None, runs=True)  # rank None: each element's position
+        by_position = first_occurrences(s, extras, np.arange(len(s)))
+        assert all(np.array_equal(a, b) for a, b in zip([positions[0], *positions[1], positions[2]],
+                                                         [by_position[0], *by_position[1], by_position[2]]))
 
 
 def test_vector_engine_is_exact_with_a_poor_mix(mix) -> None:

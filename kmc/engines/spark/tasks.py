@@ -229,7 +229,7 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     else:  # a key found by several chunks: its first chunk has its smallest index
         s, e, at = first_occurrences(np.concatenate([f[0] for f in found]),
                                      [np.concatenate([f[1][w] for f in found]) for w in range(len(found[0][1]))],
-                                     np.arange(sum(len(f[0]) for f in found), dtype=np.int64), runs=True)
+                                     None, runs=True)
         first = np.concatenate([f[2] for f in found])[at]
         packed = None if step.symmetry is None else np.concatenate([f[3] for f in found if f[3] is not None])[at]
     ranked = argsort_unique(first)  # sent in rank order: each owner merges one run per sender
@@ -283,8 +283,7 @@ def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], ind
     got = wire.concat([wire.decode(x) for x in received if isinstance(x, bytes)], empty(step, words))
     decoding = time.perf_counter() - began
     order = ranks_.lexorder(got.ranks) if len(got) > 1 else np.arange(len(got))
-    s, e, first = first_occurrences(got.sort_key[order], [x[order] for x in got.extras],
-                                    np.arange(len(order), dtype=np.int64))  # each key's smallest rank
+    s, e, first = first_occurrences(got.sort_key[order], [x[order] for x in got.extras], None)  # smallest rank
     known, pos = visited.find(s, e)
     new = np.flatnonzero(~known)
     visited.merge(s[new], [x[new] for x in e], pos[new])
@@ -320,18 +319,23 @@ def seeded(step: LevelStep, keys: Packed, states: Packed) -> Owned:
 
 
 def evaluate(step: LevelStep, states: Packed, pending: Iterable[int], upto: int | None = None) -> Figures:
-    """Invariants `pending` on some states (those of rank <= upto, with `upto`)."""
-    found: dict[int, Found] = {}
+    """Invariants `pending` on some states (those of rank <= upto, with `upto`), unpacked into
+    columns a slice of states at a time."""
     pending = list(pending)
-    if len(states) and pending:
-        cols = states.columns(step)
+    if not len(states) or not pending:
+        return Figures(len(states), {})
+    violating: dict[int, list[np.ndarray]] = {k: [] for k in pending}
+    for start, cols in states.slices(step):
         for k in pending:
-            bad = step.violating(cols, k)
-            if upto is not None and bad.size:
-                bad = bad[[ranks_.count_le(states.ranks[i:i + 1], upto) == 1 for i in bad.tolist()]]
-            if bad.size:
-                f = ranks_.smallest(states.ranks, bad)
-                found[k] = Found(ranks_.to_int(states.ranks[f]), tuple(int(v) for v in cols[:, f]), int(bad.size))
+            violating[k].append(step.violating(cols, k) + start)
+    found: dict[int, Found] = {}
+    for k in pending:
+        bad = np.concatenate(violating[k])
+        if upto is not None and bad.size:
+            bad = bad[[ranks_.count_le(states.ranks[i:i + 1], upto) == 1 for i in bad.tolist()]]
+        if bad.size:
+            f = ranks_.smallest(states.ranks, bad)
+            found[k] = Found(ranks_.to_int(states.ranks[f]), states.state(step, f), int(bad.size))
     return Figures(len(states), found)
 
 

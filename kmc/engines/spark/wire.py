@@ -9,8 +9,8 @@ Columns, one value per state, no nulls:
   (kmc/engines/spark/ranks.py);
 - with --symmetry only, `word0`, `word1`, ... (uint64): the state itself, packed
   (kmc/engines/vector/packing.py). Without symmetry the canonical key *is* the packed state,
-  so no state columns are sent at all: the owner unpacks the rows of the states new to it
-  from their keys.
+  so no state columns are sent at all: the states are unpacked from their keys only where a
+  step reads them (the owner's invariants, the next level's expansion).
 
 So a state costs 8 bytes per key word, rank word and (with symmetry) packed word on the
 wire, instead of its row of positions and a pickle of numpy objects: Arrow's reader hands the
@@ -20,6 +20,7 @@ columns back as numpy arrays over the received buffer, without copying or unpick
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -49,15 +50,16 @@ class Packed:
         """The states packed (words x states): without symmetry their keys themselves."""
         return step.fmt.join(self.sort_key, self.extras) if self.words is None else self.words.T
 
-    def columns(self, step: LevelStep) -> np.ndarray:
-        """The states as columns (positions x states, the step's dtype), unpacked a slice of
-        states at a time: each slice stays in the caches (one pass over millions of states
-        per position was 20 % of an owner's time at 2PC 10 RMs)."""
+    def slices(self, step: LevelStep) -> Iterator[tuple[int, np.ndarray]]:
+        """(first state, columns: positions x states of the step's dtype) for a slice of the
+        states at a time, unpacked from their words: each slice stays in the caches."""
         words = self.packed(step)
-        out = np.empty((step.schema.width, len(self)), dtype=step.dtype)
         for i in range(0, len(self), _UNPACKED):
-            out[:, i:i + _UNPACKED] = step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype)
-        return out
+            yield i, step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype)
+
+    def state(self, step: LevelStep, i: int) -> tuple[int, ...]:
+        """State i, unpacked."""
+        return tuple(int(v) for v in step.packing.unpack_columns(self.packed(step)[:, i:i + 1], step.dtype)[:, 0])
 
 
 def encode(p: Packed) -> bytes:

@@ -75,19 +75,21 @@ def _starts(sort_key: np.ndarray, extras: list[np.ndarray], start: np.ndarray | 
 Distinct = tuple[np.ndarray, list[np.ndarray], np.ndarray]  # (sort keys, other words, smallest ranks)
 
 
-def first_occurrences(sort_key: np.ndarray, extras: list[np.ndarray], rank: np.ndarray,
+def first_occurrences(sort_key: np.ndarray, extras: list[np.ndarray], rank: np.ndarray | None,
                       runs: bool = False) -> Distinct:
-    """The distinct keys of a batch, ordered by sort key, each with its smallest rank. With
+    """The distinct keys of a batch, ordered by sort key, each with its smallest rank (rank
+    None: each element's position, without building or gathering an array of them). With
     `runs`, the batch is runs of distinct keys each sorted by sort key (several batches'
     results, concatenated): a stable sort (numpy's timsort) merges them, several times faster
     than sorting the batch afresh."""
     if len(sort_key) == 0:
-        return sort_key, extras, rank
+        return sort_key, extras, np.zeros(0, dtype=np.int64) if rank is None else rank
     if not extras:
-        shift = max(int(rank.max()), 1).bit_length()
+        shift = max(len(sort_key) - 1 if rank is None else int(rank.max()), 1).bit_length()
         if int(sort_key.max()).bit_length() + shift <= 64:
             # one sort of key * 2**b + rank: each key's first element holds its smallest rank
-            combined = (sort_key << U64(shift)) | rank.astype(U64)
+            ranks = np.arange(len(sort_key), dtype=U64) if rank is None else rank.astype(U64)
+            combined = (sort_key << U64(shift)) | ranks
             combined.sort(kind="stable" if runs else None)
             s = combined >> U64(shift)
             first = np.flatnonzero(_starts(s, []))
@@ -108,7 +110,7 @@ def first_occurrences(sort_key: np.ndarray, extras: list[np.ndarray], rank: np.n
         e = [x[order] for x in extras]
         start = _starts(s, e)
     first = np.flatnonzero(start)
-    return s[first], [x[first] for x in e], np.minimum.reduceat(rank[order], first)
+    return s[first], [x[first] for x in e], np.minimum.reduceat(order if rank is None else rank[order], first)
 
 
 def _argsort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
