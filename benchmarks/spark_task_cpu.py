@@ -28,6 +28,7 @@ import kmc.bench as bench
 from kmc import registry
 from kmc.engines.run import check
 from kmc.engines.search import Limits
+from kmc.engines.spark.wire import Packed
 from kmc.engines.spark import ranks, tasks
 from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector.keyset import first_occurrences
@@ -65,7 +66,7 @@ def main() -> None:
     block = step.block(np.array(initial, dtype=np.int64))
     s, e = step.fmt.split(lexmin(block.keys))
     s, e, first = first_occurrences(s, e, np.arange(len(initial), dtype=np.int64))
-    level = tasks.Batch(s, e, ranks.initial(len(first), 1), block.rows[first])
+    level = Packed(s, e, ranks.initial(len(first), 1), None if step.symmetry is None else block.keys[first, 0, :])
     owner = tasks.owner_of(level.sort_key, P)
     parts = [level.take(np.flatnonzero(owner == i)) for i in range(P)]
     stored = [pickle.dumps(tasks.seed(job, [(p, p)])[0], 5) for p in parts]
