@@ -203,12 +203,13 @@ def expand(job: Job, level: int, index: int, it: Iterable[Held]) -> Iterator[tup
 def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[Packed | None, int]:
     """The distinct successors of some states of `level` (in rank order), each with its
     smallest path rank, in rank order; and how many candidates there were before
-    deduplication. A candidate's index (parent index x instances + instance id) orders the candidates as their
-    path ranks do, since the parents are in rank order: so each key's smallest index is its
-    smallest rank, found by the vector engine's first-occurrence sort. The states are expanded
-    and deduplicated in the vector engine's chunks (sorts that fit in the caches; each chunk
-    unpacked from its packed words, as the vector engine does), then the chunks' distinct keys
-    once more together. Without symmetry the key is the state, and no states are packed here."""
+    deduplication. A candidate's index (parent index x instances + instance id) orders the
+    candidates as their path ranks do, since the parents are in rank order: so each key's
+    smallest index is its smallest rank, found by the vector engine's first-occurrence sort.
+    The states are expanded and deduplicated in the vector engine's chunks (each unpacked from
+    its packed words, as the vector engine does; sorts that fit in the caches), then the
+    chunks' distinct keys are merged. Without symmetry the key is the state, and no states are
+    packed here."""
     chunk = chunk_states(step.count)
     found: list[tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray | None]] = []
     generated = 0
@@ -298,8 +299,8 @@ def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], ind
 
 def empty(step: LevelStep, words: int) -> Packed:
     return Packed(np.zeros(0, dtype=U64), [np.zeros(0, dtype=dt) for dt in step.fmt.extra_dtypes],
-                       np.zeros((0, words), dtype=U64),
-                       None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
+                  np.zeros((0, words), dtype=U64),
+                  None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
 
 
 def seed(job: Job, it: Iterable[tuple[Packed, Packed]]) -> list[Owned]:
