@@ -62,8 +62,7 @@ def _keys_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
 
 
 def _frontier_arrays(owned: tasks.Owned) -> dict[str, np.ndarray]:
-    words = owned.new.words  # the states packed, with symmetry (without it, the keys are the states)
-    return {**_keys_arrays(owned), "ranks": owned.new.ranks, **({} if words is None else {"words": words})}
+    return owned.new.arrays()
 
 
 def _decode(it: Iterable[tuple[int, tuple[int, int, bytes]]]) -> list[list[dict[str, np.ndarray]]]:

@@ -115,9 +115,7 @@ def keep(home: str | None, level: int, index: int, owned: Owned) -> Held:
     if home is None:
         return owned
     v, b = owned.visited, owned.new
-    arrays = {"visited_key": v.sort_key, **{f"visited_extra{w}": e for w, e in enumerate(v.extras)},
-              "sort_key": b.sort_key, **{f"extra{w}": e for w, e in enumerate(b.extras)},
-              "ranks": b.ranks, **({} if b.words is None else {"words": b.words})}
+    arrays = {"visited_key": v.sort_key, **{f"visited_extra{w}": e for w, e in enumerate(v.extras)}, **b.arrays()}
     return parts.park(home, level, index, arrays, owned.figures)
 
 

@@ -46,6 +46,12 @@ class Packed:
         return Packed(self.sort_key[index], [e[index] for e in self.extras], self.ranks[index],
                       None if self.words is None else self.words[index])
 
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name, as they are kept in files and checkpoints (`words` only with
+        symmetry)."""
+        return {"sort_key": self.sort_key, **{f"extra{w}": e for w, e in enumerate(self.extras)},
+                "ranks": self.ranks, **({} if self.words is None else {"words": self.words})}
+
     def packed(self, step: LevelStep) -> np.ndarray:
         """The states packed (words x states): without symmetry their keys themselves."""
         return step.fmt.join(self.sort_key, self.extras) if self.words is None else self.words.T
@@ -58,8 +64,9 @@ class Packed:
             yield i, step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype)
 
     def state(self, step: LevelStep, i: int) -> tuple[int, ...]:
-        """State i, unpacked."""
-        return tuple(int(v) for v in step.packing.unpack_columns(self.packed(step)[:, i:i + 1], step.dtype)[:, 0])
+        """State i, unpacked (only its own words joined)."""
+        words = self.take(np.array([i])).packed(step)
+        return tuple(int(v) for v in step.packing.unpack_columns(words, step.dtype)[:, 0])
 
 
 def encode(p: Packed) -> bytes:
