@@ -174,3 +174,15 @@ def test_python_workers_talk_to_the_jvm_over_unix_sockets(spark_session: Any) ->
     key = "spark.python.unix.domain.socket.enabled"
     assert spark_session.sparkContext.getConf().get(key) == "true"
     assert settings("local[2]", 2, {key: "false"})[key] == "false"
+
+
+def test_the_jvms_compile_with_c1_only(spark_session: Any) -> None:
+    """C2's compiling cost each JVM ~10 s of CPU that the Python workers needed (docs/spark.md,
+    "The JVM's JIT compiler"); on a 2-core machine that decided how far a second worker helped."""
+    from kmc.engines.spark.session import settings
+
+    for side in ("driver", "executor"):
+        opts = spark_session.sparkContext.getConf().get(f"spark.{side}.extraJavaOptions")
+        assert "-XX:TieredStopAtLevel=1" in opts.split() and "-Dlog4j2.configurationFile=" in opts
+    mine = "-Xss4m"
+    assert settings("local[2]", 2, {"spark.executor.extraJavaOptions": mine})["spark.executor.extraJavaOptions"] == mine

@@ -2,7 +2,8 @@
 
 The settings come from what was measured to matter for this engine: Python workers run the
 driver's interpreter (so they import the same kmc) with a fixed PYTHONHASHSEED and talk to
-their JVM over Unix domain sockets (over TCP, each task's input arrived ~40 ms late); on a
+their JVM over Unix domain sockets (over TCP, each task's input arrived ~40 ms late); the JVMs
+compile with C1 only (C2's compiling took CPU the Python workers needed); on a
 local or loopback master the driver binds to 127.0.0.1; adaptive execution and auto-broadcast are off
 and the shuffle partition count is fixed; the UI is off; the JVM logs only errors (a log4j2
 file written for the session). `--conf key=value` overrides any of them.
@@ -81,7 +82,9 @@ def settings(master: str, partitions: int | None, conf: dict[str, str]) -> dict[
     if is_loopback(master):
         out["spark.driver.host"] = "127.0.0.1"
         out["spark.driver.bindAddress"] = "127.0.0.1"
-    java_opts = f"-Dlog4j2.configurationFile=file:{_conf_dir() / 'log4j2.properties'}"
+    # C1 only: the JVMs only move bytes for kmc, and C2 compiling Spark's code cost each JVM ~10 s
+    # of CPU the Python workers needed (docs/spark.md, "The JVM's JIT compiler").
+    java_opts = f"-Dlog4j2.configurationFile=file:{_conf_dir() / 'log4j2.properties'} -XX:TieredStopAtLevel=1"
     out["spark.driver.extraJavaOptions"] = java_opts
     out["spark.executor.extraJavaOptions"] = java_opts
     out.update(conf)
