@@ -208,7 +208,7 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     its packed words, as the vector engine does; sorts that fit in the caches), then the
     chunks' distinct keys are merged. Without symmetry the key is the state, and no states are
     packed here."""
-    chunk = chunk_states(step.count)
+    chunk = sender_chunk(step)
     found: list[tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray | None]] = []
     generated = 0
     packed_states = states.packed(step)
@@ -237,6 +237,19 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
     child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
     return Packed(s, e, child_ranks, packed), generated
+
+
+def sender_chunk(step: LevelStep) -> int:
+    """States expanded at once by a sender: the vector engine's chunk, halved (down to a
+    quarter) until a chunk's candidate indices fit beside a one-word key in 64 bits, where
+    `first_occurrences` sorts key and index as one word, about twice as fast as its argsort
+    (2PC 10 RMs: a 44-bit key; 2**21 candidates a chunk did not fit, 2**20 do)."""
+    widest = chunk = chunk_states(step.count)
+    if step.fmt.words == 1:
+        fits = 1 << (64 - step.packing.word_bits[0])  # candidate indices that fit beside the key
+        while chunk * step.count > fits and chunk > widest // 4:
+            chunk //= 2
+    return chunk
 
 
 def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list[int]:
