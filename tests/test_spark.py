@@ -178,7 +178,7 @@ def test_python_workers_talk_to_the_jvm_over_unix_sockets(spark_session: Any) ->
 
 def test_the_jvms_compile_with_c1_only(spark_session: Any) -> None:
     """C2's compiling cost each JVM ~10 s of CPU that the Python workers needed (docs/spark.md,
-    "The JVM's JIT compiler"); on a 2-core machine that decided how far a second worker helped."""
+    "The JVMs' JIT compiler"); on a 2-core machine that decided how far a second worker helped."""
     from kmc.engines.spark.session import settings
 
     for side in ("driver", "executor"):

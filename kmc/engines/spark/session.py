@@ -83,7 +83,7 @@ def settings(master: str, partitions: int | None, conf: dict[str, str]) -> dict[
         out["spark.driver.host"] = "127.0.0.1"
         out["spark.driver.bindAddress"] = "127.0.0.1"
     # C1 only: the JVMs only move bytes for kmc, and C2 compiling Spark's code cost each JVM ~10 s
-    # of CPU the Python workers needed (docs/spark.md, "The JVM's JIT compiler").
+    # of CPU the Python workers needed (docs/spark.md, "The JVMs' JIT compiler").
     java_opts = f"-Dlog4j2.configurationFile=file:{_conf_dir() / 'log4j2.properties'} -XX:TieredStopAtLevel=1"
     out["spark.driver.extraJavaOptions"] = java_opts
     out["spark.executor.extraJavaOptions"] = java_opts
