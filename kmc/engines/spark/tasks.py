@@ -204,7 +204,7 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     deduplication. A candidate's index (parent index x instances + instance id) orders the
     candidates as their path ranks do, since the parents are in rank order: so each key's
     smallest index is its smallest rank, found by the vector engine's first-occurrence sort.
-    The states are expanded and deduplicated in the vector engine's chunks (each unpacked from
+    The states are expanded and deduplicated in chunks (`sender_chunk`; each unpacked from
     its packed words, as the vector engine does; sorts that fit in the caches), then the
     chunks' distinct keys are merged. Without symmetry the key is the state, and no states are
     packed here."""
