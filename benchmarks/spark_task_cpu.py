@@ -69,7 +69,7 @@ def main() -> None:
     level = Packed(s, e, ranks.initial(len(first), 1), None if step.symmetry is None else block.keys[first, 0, :])
     owner = tasks.owner_of(level.sort_key, P)
     parts = [level.take(np.flatnonzero(owner == i)) for i in range(P)]
-    stored = [pickle.dumps(tasks.seed(job, [(p, p)])[0], 5) for p in parts]
+    stored = [pickle.dumps(tasks.seed(job, 0, [(p, p)])[0], 5) for p in parts]
     depth, distinct = 1, len(first)
     pending = tuple(range(len(invariants)))
     while True:

@@ -284,11 +284,11 @@ class _Run:
             mine = level.take(np.flatnonzero(level_owner == o))
             batches.append((keys, mine))
         if self.home is not None:  # the executors share this host: park the partitions here
-            held = [tasks.keep(self.home, depth - 1, o, tasks.seeded(self.step, keys, mine))
+            held = [tasks.keep(self.home, depth - 1, o, tasks.seeded(self.step, depth - 1, keys, mine))
                     for o, (keys, mine) in enumerate(batches)]
             seeded = self.sc.parallelize(held, P)
         else:
-            seeded = self.sc.parallelize(batches, P).mapPartitions(partial(tasks.seed, self.job))
+            seeded = self.sc.parallelize(batches, P).mapPartitions(partial(tasks.seed, self.job, depth - 1))
         self.owned = self._pin(seeded)
         stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
         if [c for _, c in stored] != [1] * P:

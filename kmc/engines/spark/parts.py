@@ -13,7 +13,8 @@ the arrays it touches.
 
 Each level's files are written by the task that builds the level, each file atomically (a
 temporary name, then a rename), and never changed afterwards; a retried task writes the same
-bytes again. The driver deletes a level's directory once two newer levels are complete, and
+bytes again. The visited part is kept as runs (kmc/engines/spark/visited.py): a level writes
+the runs it made and links in, by hard links, the ones it kept from the level before. The driver deletes a level's directory once two newer levels are complete, and
 the whole directory at the end of the run.
 """
 
@@ -25,7 +26,7 @@ import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -54,15 +55,40 @@ def level_dir(root: str, level: int, index: int) -> Path:
     return _level(root, level) / f"part-{index:05d}"
 
 
-def park(root: str, level: int, index: int, arrays: dict[str, np.ndarray], figures: Any) -> Parked:
+def park(root: str, level: int, index: int, arrays: dict[str, np.ndarray], figures: Any,
+         runs: Sequence[tuple[str, dict[str, np.ndarray] | str]] = ()) -> Parked:
+    """Write a partition's arrays, and its runs (kmc/engines/spark/visited.py) each in a
+    directory of its name: written when given arrays, linked from the run's directory in an
+    earlier level (a hard link: the file is kept until no level holds it) when given one."""
     d = level_dir(root, level, index)
     d.mkdir(parents=True, exist_ok=True)
+    _write(d, arrays)
+    for name, run in runs:
+        r = d / name
+        r.mkdir(exist_ok=True)
+        if isinstance(run, str):
+            for f in os.listdir(run):
+                tmp = r / f".{f}.link"
+                tmp.unlink(missing_ok=True)
+                os.link(os.path.join(run, f), tmp)
+                os.replace(tmp, r / f)
+        else:
+            _write(r, run)
+    return Parked(str(d), socket.gethostname(), figures)
+
+
+def _write(d: Path, arrays: dict[str, np.ndarray]) -> None:
     for name, a in arrays.items():
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             np.save(f, np.ascontiguousarray(a), allow_pickle=False)
         os.replace(tmp, d / f"{name}.npy")
-    return Parked(str(d), socket.gethostname(), figures)
+
+
+def runs(parked: Parked) -> list[tuple[str, str]]:
+    """The runs parked with a partition: (name, directory), in name order (oldest first)."""
+    return [(name, os.path.join(parked.directory, name))
+            for name in sorted(os.listdir(parked.directory)) if name.startswith("run-")]
 
 
 def at(root: str, level: int, index: int) -> Parked:

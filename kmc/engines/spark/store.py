@@ -31,8 +31,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from kmc.engines.spark import tasks
+from kmc.engines.spark.visited import VisitedRuns
 from kmc.engines.spark.wire import Packed
-from kmc.engines.vector.keyset import Visited
 from kmc.engines.spark.session import zip_single
 from kmc.errors import BadInput
 
@@ -149,9 +149,7 @@ def _owned(job: tasks.Job, home: str | None, level: int, index: int,
     s = np.concatenate([a["sort_key"] for a in stored]) if stored else np.zeros(0, dtype=np.uint64)
     e = [np.concatenate([a[f"extra{w}"] for a in stored]).astype(dt) if stored else np.zeros(0, dtype=dt)
          for w, dt in enumerate(fmt.extra_dtypes)]
-    order = np.lexsort([*reversed(e), s])
-    visited = Visited(fmt)
-    visited.merge(s[order], [x[order] for x in e], np.zeros(len(order), dtype=np.int64))
+    visited = VisitedRuns.of(fmt, (0, level), s, e)
     a = frontier[0]
     states = Packed(a["sort_key"], [a[f"extra{w}"].astype(dt) for w, dt in enumerate(fmt.extra_dtypes)],
                     a["ranks"], a.get("words"))

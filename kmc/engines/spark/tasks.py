@@ -11,8 +11,8 @@ task depends on). Two kinds of data flow between the steps of a level:
   (without it the key is the packed state); the candidates bound for one owner,
   deduplicated map-side, or the states an owner found new in a level. States are unpacked
   into columns only where a step reads them, as the vector engine keeps its levels;
-- `Owned`: an owner partition after a level: its part of the visited set, the states new to
-  it (the next level's share it expands) and the figures the driver collects. Spark keeps it
+- `Owned`: an owner partition after a level: its part of the visited set (sorted runs,
+  kmc/engines/spark/visited.py), the states new to it (the next level's share it expands) and the figures the driver collects. Spark keeps it
   as it is (pickled in its block manager) or, when the run has a `home` on the executors'
   host, as files there (`Parked`, kmc/engines/spark/parts.py): `keep` and `unpark`.
 """
@@ -30,10 +30,11 @@ import numpy as np
 from kmc.engines.spark import parts
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import wire
+from kmc.engines.spark.visited import VisitedRuns
 from kmc.engines.spark.wire import Packed
 from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector.engine import argsort_unique, chunk_states
-from kmc.engines.vector.keyset import Visited, first_occurrences, mix
+from kmc.engines.vector.keyset import first_occurrences, mix
 from kmc.engines.vector.levelstep import LevelStep
 
 U64 = np.uint64
@@ -101,7 +102,7 @@ class Figures:
 
 @dataclass
 class Owned:
-    visited: Visited
+    visited: VisitedRuns
     new: Packed
     figures: Figures
 
@@ -114,9 +115,7 @@ def keep(home: str | None, level: int, index: int, owned: Owned) -> Held:
     (the run's directory on the executors' host), or, without one, the whole object."""
     if home is None:
         return owned
-    v, b = owned.visited, owned.new
-    arrays = {"visited_key": v.sort_key, **{f"visited_extra{w}": e for w, e in enumerate(v.extras)}, **b.arrays()}
-    return parts.park(home, level, index, arrays, owned.figures)
+    return parts.park(home, level, index, owned.new.arrays(), owned.figures, owned.visited.runs_to_park())
 
 
 def unpark(job: Job, x: Held) -> Owned:
@@ -125,7 +124,7 @@ def unpark(job: Job, x: Held) -> Owned:
         return x
     fmt = step_for(job).fmt
     words = range(len(fmt.extra_dtypes))
-    visited = Visited.holding(fmt, parts.load(x, "visited_key"), [parts.load(x, f"visited_extra{w}") for w in words])
+    visited = VisitedRuns.unparked(fmt, x)
     new = Packed(parts.load(x, "sort_key"), [parts.load(x, f"extra{w}") for w in words],
                  parts.load(x, "ranks"), parts.load(x, "words") if job.symmetry else None)
     return Owned(visited, new, x.figures)
@@ -285,7 +284,7 @@ def own_parked(job: Job, home: str, level: int, pending: tuple[int, ...], index:
 
 
 def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], index: int,
-           visited: Visited, received: list[Any]) -> Held:
+           visited: VisitedRuns, received: list[Any]) -> Held:
     """The owner partition after a level: the received candidates (Arrow streams, and the
     senders' figures) lined up with the owner's part of the visited set."""
     step = step_for(job)
@@ -296,9 +295,8 @@ def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], ind
     decoding = time.perf_counter() - began
     order = ranks_.lexorder(got.ranks) if len(got) > 1 else np.arange(len(got))
     s, e, first = first_occurrences(got.sort_key[order], [x[order] for x in got.extras], None)  # smallest rank
-    known, pos = visited.find(s, e)
-    new = np.flatnonzero(~known)
-    visited.merge(s[new], [x[new] for x in e], pos[new])
+    new = np.flatnonzero(~visited.find(s, e))
+    visited.add_levels((level, level), s[new], [x[new] for x in e])
     _maybe_fail(job, level, index)
     fresh = got.take(order[np.sort(first[new])])  # the new states, in rank order
     figures = evaluate(step, fresh, pending)
@@ -314,19 +312,18 @@ def empty(step: LevelStep, words: int) -> Packed:
                   None if step.symmetry is None else np.zeros((0, step.packing.words), dtype=U64))
 
 
-def seed(job: Job, it: Iterable[tuple[Packed, Packed]]) -> list[Owned]:
+def seed(job: Job, level: int, it: Iterable[tuple[Packed, Packed]]) -> list[Owned]:
     """An owner's part of the visited set (from keys) and of the last level (from states),
     handed over by the driver (when the partitions are not parked as files: the driver parks
     those itself)."""
     keys, states = one(it)
-    return [seeded(step_for(job), keys, states)]
+    return [seeded(step_for(job), level, keys, states)]
 
 
-def seeded(step: LevelStep, keys: Packed, states: Packed) -> Owned:
-    """An owner partition holding the visited keys `keys` and the level `states`."""
-    visited = Visited(step.fmt)
-    order = np.lexsort([*reversed(keys.extras), keys.sort_key])
-    visited.merge(keys.sort_key[order], [x[order] for x in keys.extras], np.zeros(len(order), dtype=np.int64))
+def seeded(step: LevelStep, level: int, keys: Packed, states: Packed) -> Owned:
+    """An owner partition after `level`, holding the visited keys `keys` (those of every level
+    up to it, as one run) and the level's `states`."""
+    visited = VisitedRuns.of(step.fmt, (0, level), keys.sort_key, keys.extras)
     return Owned(visited, by_rank(states), Figures(len(states), {}))
 
 
