@@ -14,8 +14,9 @@ the arrays it touches.
 Each level's files are written by the task that builds the level, each file atomically (a
 temporary name, then a rename), and never changed afterwards; a retried task writes the same
 bytes again. The visited part is kept as runs (kmc/engines/spark/visited.py): a level writes
-the runs it made and links in, by hard links, the ones it kept from the level before. The driver deletes a level's directory once two newer levels are complete, and
-the whole directory at the end of the run.
+the runs it made and links in, by hard links, the ones it kept from the level before. The
+driver deletes a level's directory once two newer levels are complete, and the whole
+directory at the end of the run.
 """
 
 from __future__ import annotations

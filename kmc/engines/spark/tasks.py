@@ -12,9 +12,10 @@ task depends on). Two kinds of data flow between the steps of a level:
   deduplicated map-side, or the states an owner found new in a level. States are unpacked
   into columns only where a step reads them, as the vector engine keeps its levels;
 - `Owned`: an owner partition after a level: its part of the visited set (sorted runs,
-  kmc/engines/spark/visited.py), the states new to it (the next level's share it expands) and the figures the driver collects. Spark keeps it
-  as it is (pickled in its block manager) or, when the run has a `home` on the executors'
-  host, as files there (`Parked`, kmc/engines/spark/parts.py): `keep` and `unpark`.
+  kmc/engines/spark/visited.py), the states new to it (the next level's share it expands)
+  and the figures the driver collects. Spark keeps it as it is (pickled in its block
+  manager) or, when the run has a `home` on the executors' host, as files there (`Parked`,
+  kmc/engines/spark/parts.py): `keep` and `unpark`.
 """
 
 from __future__ import annotations
