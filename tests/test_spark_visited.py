@@ -37,7 +37,7 @@ def _held(runs: VisitedRuns) -> set[tuple[int, int]]:
 
 def test_runs_hold_exactly_the_keys_added_with_spans_that_tile_the_levels() -> None:
     rng = np.random.default_rng(7)
-    runs, expected = VisitedRuns.of(FMT, (0, 0), *_level_keys(rng, 1)), set()
+    runs = VisitedRuns.of(FMT, (0, 0), *_level_keys(rng, 1))
     expected = _held(runs)
     for level in range(1, 12):
         got = _add_new(runs, level, *_level_keys(rng, int(50 * 1.5 ** level)))

@@ -55,11 +55,9 @@ class VisitedRuns(Runs):
 
     def runs_to_park(self) -> list[tuple[str, dict[str, np.ndarray] | str]]:
         """Each run's name with its arrays, or with its directory when it is parked as it is."""
-        out: list[tuple[str, dict[str, np.ndarray] | str]] = []
-        for (a, b), source, run in zip(self.spans, self.sources, self.runs):
-            arrays = {"key": run.sort_key, **{f"extra{w}": e for w, e in enumerate(run.extras)}}
-            out.append((f"run-{a:04d}-{b:04d}", source if source is not None else arrays))
-        return out
+        return [(f"run-{a:04d}-{b:04d}", source if source is not None else
+                 {"key": run.sort_key, **{f"extra{w}": e for w, e in enumerate(run.extras)}})
+                for (a, b), source, run in zip(self.spans, self.sources, self.runs)]
 
     @classmethod
     def unparked(cls, fmt: KeyFormat, parked: parts.Parked) -> VisitedRuns:
