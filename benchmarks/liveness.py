@@ -24,7 +24,7 @@ import numpy as np
 
 from kmc import registry
 from kmc.engines.liveness import fair
-from kmc.engines.run import check
+from kmc.api import check
 from kmc.engines.result import peak_memory_bytes
 
 CALLS: list[tuple[int, float, int]] = []  # (states in the mask, seconds, peak traced bytes)

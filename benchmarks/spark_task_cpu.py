@@ -26,14 +26,14 @@ import numpy as np
 
 import kmc.bench as bench
 from kmc import registry
-from kmc.engines.run import check
-from kmc.engines.search import Limits
+from kmc.api import check
+from kmc.api import Limits, SearchOptions
 from kmc.engines.spark.wire import Packed
 from kmc.engines.spark import ranks, tasks
 from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector.keyset import first_occurrences
 from kmc.engines.vector.levelstep import LevelStep
-from kmc.engines.vector.symmetry import lexmin
+from kmc.engines.symmetry import lexmin
 
 CONFIGS = Path(__file__).resolve().parent / "configs.toml"
 
@@ -46,7 +46,7 @@ def main() -> None:
     cfg = next(c for c in bench.load(CONFIGS) if c.name == args.config)
     model, invariants = registry.build(cfg.model, cfg.base, **cfg.settings)
     began = time.process_time()
-    vector = check(model, invariants, engine="vector", limits=Limits(None, keep_going=True, symmetry=cfg.symmetry))
+    vector = check(model, invariants, engine="vector", limits=Limits(max_states=None), search=SearchOptions(keep_going=True, symmetry=cfg.symmetry))
     vector_cpu = time.process_time() - began
 
     P = args.partitions

@@ -13,11 +13,8 @@ from contextlib import nullcontext
 from typing import Any, Callable, ContextManager
 
 from kmc import registry
-from kmc.engines.run import check as kmc_check
+from kmc.api import CheckResult, Limits, ProgressHook, SearchOptions, check as kmc_check
 from kmc.engines.vector.packing import Packing
-from kmc.engines.result import CheckResult
-from kmc.engines.search import Limits, ProgressHook
-from kmc.engines.spark.engine import SparkOptions
 from kmc.errors import BadInput
 
 DEFAULT_CONFIGS = Path(__file__).resolve().parents[1] / "benchmarks" / "configs.toml"
@@ -116,20 +113,20 @@ def outcome(r: CheckResult) -> tuple[Any, ...]:
     return r.distinct_states, r.generated_states, r.depth, r.stopped_by, verdicts
 
 
-def run_one(cfg: Config, scalar_max_states: int, spark: SparkOptions | None = None,
+def run_one(cfg: Config, scalar_max_states: int, spark: Any = None,
             progress: Callable[[str], ContextManager[ProgressHook | None]] = lambda _: nullcontext(None)) -> Row:
     """One configuration run by the vector engine, the scalar engine (up to `scalar_max_states`;
-    -1: not at all) and, when `spark` is given and the configuration asks for it, the Spark
-    engine. `progress(label)` gives each run's progress hook."""
+    -1: not at all) and, when `spark` (the Spark engine's options) is given and the
+    configuration asks for it, the Spark engine. `progress(label)` gives each run's progress hook."""
+    options = {"spark": spark}  # each engine's own options, by engine
     model, invariants = registry.build(cfg.model, cfg.base, **cfg.settings)
     packing = Packing.for_schema(model.schema)
     key = f"{packing.bits:.1f} bits: {'+'.join(map(str, packing.word_bits))}"
 
     def run(engine: str, max_states: int | None) -> CheckResult:
         with progress(f"{cfg.name} {engine}") as hook:
-            return kmc_check(model, invariants, engine=engine, progress=hook,
-                             limits=Limits(max_states, keep_going=True, symmetry=cfg.symmetry),
-                             spark=spark if engine == "spark" else None)
+            return kmc_check(model, invariants, engine=engine, progress=hook, limits=Limits(max_states=max_states),
+                             search=SearchOptions(keep_going=True, symmetry=cfg.symmetry), options=options.get(engine))
 
     vector = run("vector", None)
     row = Row(cfg, key, vector, None, "not run")

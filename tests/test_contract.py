@@ -16,11 +16,11 @@ import pytest
 
 from kmc import registry
 from kmc.engines.explicit import bfs
-from kmc.engines.run import check
+from kmc.api import check
 from kmc.engines.vector import engine as vector_engine
 from kmc.errors import ContractError
 from kmc.model.core import NONE, Action, Field, Invariant, Model, Option, Param, Schema
-from kmc.engines.run import as_invariants
+from kmc.api import as_invariants
 from kmc.semantics.contract import class_problems, contract_problems
 from kmc.semantics.differential import differences
 from kmc.semantics.tracing import TRACING, Term

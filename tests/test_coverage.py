@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kmc import registry
-from kmc.engines.run import check as kmc_check
-from kmc.engines.search import Limits
+from kmc.api import check as kmc_check
+from kmc.api import Limits, SearchOptions
 from kmc.engines.simulation import Walks, simulate
 from kmc.semantics.scalar import ScalarModel
 from tests.conftest import build, states_within
@@ -24,7 +24,7 @@ def test_check_coverage_equals_a_count_over_the_reachable_states() -> None:
     """Breadth-first search enables (and fires) each instance once per reachable state where its
     guard holds: counted again here over the whole graph by the scalar interpretation."""
     model, invariants = build("replication", mode="kip320")
-    result = kmc_check(model, invariants, limits=Limits(keep_going=True, coverage=True))
+    result = kmc_check(model, invariants, limits=Limits(), search=SearchOptions(keep_going=True, coverage=True))
     reachable = states_within(model, 18)
     assert len(reachable) == result.distinct_states == 5973  # TLC's count (tests/reference/tlc-replication.md)
     sm = ScalarModel(model)

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from kmc import registry
-from kmc.engines.run import as_invariants
+from kmc.api import as_invariants
 from kmc.model.core import Model
 from kmc.semantics.differential import differences, draw
 from kmc.semantics.settings import is_int, models, option_settings

@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from kmc.engines.explicit import bfs
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.engines.symbolic import bmc
 from kmc.engines.vector import engine as vector
 from kmc.model.transactions import Transactions
@@ -85,7 +85,7 @@ def test_off_by_default_and_then_the_model_is_unchanged() -> None:
 @pytest.mark.parametrize("mode", ["kip98", "kip890"])
 def test_verdicts_per_mode(mode: str) -> None:
     model, invariants = small(mode)
-    result = vector.check(model, invariants, Limits(keep_going=True))
+    result = vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert (result.complete, result.distinct_states, result.depth) == (True, STATES[mode], DEPTH[mode])
     assert violated_lengths_replayed(result, invariants) == (KIP98_VIOLATED if mode == "kip98" else {})
 
@@ -173,8 +173,8 @@ def test_the_cli_flag(run_kmc) -> None:
 def test_scalar_and_vector_agree_on_complete_runs(mode: str) -> None:
     """Every invariant, every state (small bounds): ~12 s and ~8 s for the scalar BFS."""
     model, invariants = small(mode)
-    scalar = bfs.check(model, invariants, Limits(keep_going=True))
-    vec = vector.check(model, invariants, Limits(keep_going=True))
+    scalar = bfs.check(model, invariants, Limits(), SearchOptions(keep_going=True))
+    vec = vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert (scalar.distinct_states, scalar.depth) == (vec.distinct_states, vec.depth) == (STATES[mode], DEPTH[mode])
     lengths = [{n: v.trace.length for n, v in r.invariants.items() if v.trace is not None} for r in (scalar, vec)]
     assert lengths[0] == lengths[1] == (KIP98_VIOLATED if mode == "kip98" else {})
@@ -186,7 +186,7 @@ def test_default_bounds(mode: str, states: int, depth: int) -> None:
     """The default bounds (two producers, a coordinator failover): the same shortest lengths,
     kip890 holds everything (vector engine, ~4 s and ~2 s; regression pins, as in baselines/kmc.toml)."""
     model, invariants = build("transactions", mode=mode, end_txn_in_flight=True)
-    result = vector.check(model, invariants, Limits(keep_going=True))
+    result = vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert (result.complete, result.distinct_states, result.depth) == (True, states, depth)
     got = {n: v.trace.length for n, v in result.invariants.items() if v.trace is not None}
     assert got == (KIP98_VIOLATED if mode == "kip98" else {})

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 import kmc
-from kmc.engines import run
 from kmc.engines.result import CheckResult
 from kmc.model.core import Action, Field, Invariant, Model, Option, Param, Schema
 from kmc.traces.trace import Step
@@ -50,13 +49,13 @@ def test_a_model_that_breaks_the_contract_is_refused_before_any_engine_runs(monk
     def never(*args: Any, **kwargs: Any) -> CheckResult:
         raise AssertionError("the engine ran")
 
-    monkeypatch.setitem(run.ENGINES, "scalar", (never, "test"))
+    monkeypatch.setattr(kmc.ENGINES["scalar"], "check", never)
     with pytest.raises(kmc.ContractError, match=r"model counter breaks the contract.*action bump\(k=1\) \(guard\)"):
         kmc.check(Counter(mode="branchy"), [SMALL], engine="scalar")
 
 
 def test_a_trace_that_does_not_replay_is_raised_never_returned(monkeypatch: pytest.MonkeyPatch) -> None:
-    engine, meaning = run.ENGINES["scalar"]
+    engine = kmc.ENGINES["scalar"].check
 
     def tampered(*args: Any, **kwargs: Any) -> CheckResult:
         result = engine(*args, **kwargs)
@@ -64,13 +63,13 @@ def test_a_trace_that_does_not_replay_is_raised_never_returned(monkeypatch: pyte
         trace.steps[2] = Step(trace.steps[2].instance, (3,))  # type: ignore[union-attr]  # a step that skips a value
         return result
 
-    monkeypatch.setitem(run.ENGINES, "scalar", (tampered, meaning))
+    monkeypatch.setattr(kmc.ENGINES["scalar"], "check", tampered)
     with pytest.raises(kmc.ReplayError, match="step 2: bump\\(k=1\\) does not lead to the recorded state"):
         kmc.check(Counter(), [SMALL], engine="scalar")
 
 
-def test_spark_options_with_another_engine_are_bad_input() -> None:
+def test_options_for_an_engine_that_takes_none_are_bad_input() -> None:
     from kmc.engines.spark.engine import SparkOptions
 
-    with pytest.raises(kmc.BadInput, match="Spark options apply to --engine spark only"):
-        kmc.check(Counter(), [SMALL], spark=SparkOptions())
+    with pytest.raises(kmc.BadInput, match="the vector engine takes no options of its own"):
+        kmc.check(Counter(), [SMALL], options=SparkOptions())

@@ -11,7 +11,7 @@ import pytest
 
 from kmc.engines.explicit import bfs
 from kmc.engines.explicit import dfs
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from tests.conftest import build
 from tests.test_vector_parity import assert_same_run
 
@@ -27,7 +27,7 @@ IDEMPOTENCE = [
 @pytest.mark.parametrize("mode,bounds", IDEMPOTENCE)
 def test_idempotence_scalar_and_vector_agree(mode: str, bounds: dict, keep_going: bool) -> None:
     model, invariants = build("idempotence", mode=mode, **bounds)
-    assert_same_run(model, invariants, Limits(keep_going=keep_going))
+    assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=keep_going))
 
 
 def test_idempotence_default_counts() -> None:
@@ -36,7 +36,7 @@ def test_idempotence_default_counts() -> None:
     counts = {}
     for mode in ("no-idempotence", "idempotence"):
         model, invariants = build("idempotence", mode=mode)
-        result = assert_same_run(model, invariants, Limits(keep_going=True))
+        result = assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=True))
         counts[mode] = (result.distinct_states, result.depth)
     assert counts == {"no-idempotence": (76, 7), "idempotence": (46, 7)}
 
@@ -54,13 +54,13 @@ def test_transactions_kip98_first_violation() -> None:
 @pytest.mark.parametrize("mode", ["kip98", "kip890"])
 def test_transactions_bounded_runs_agree(mode: str) -> None:
     model, invariants = build("transactions", mode=mode)
-    assert_same_run(model, invariants, Limits(max_states=15000, keep_going=True))
+    assert_same_run(model, invariants, Limits(max_states=15000), SearchOptions(keep_going=True))
 
 
 @pytest.mark.parametrize("mode", ["kip98", "kip890"])
 def test_transactions_one_producer_complete(mode: str) -> None:
     model, invariants = build("transactions", mode=mode, producers=1, max_failovers=0)
-    result = assert_same_run(model, invariants, Limits(keep_going=True))
+    result = assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert result.complete
 
 
@@ -70,7 +70,7 @@ def test_transactions_default_complete(mode: str, states: int, depth: int) -> No
     """The default configuration whole (scalar takes about 10 s per mode); the counts are
     what both engines report: regression pins, kmc's own output (first pinned in commit 29b355c)."""
     model, invariants = build("transactions", mode=mode)
-    result = assert_same_run(model, invariants, Limits(keep_going=True))
+    result = assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert (result.distinct_states, result.depth, result.complete) == (states, depth, True)
 
 
@@ -82,7 +82,7 @@ def test_transactions_default_complete(mode: str, states: int, depth: int) -> No
 ])
 def test_depth_first_engine_agrees_on_states_and_verdicts(name: str, mode: str, bounds: dict) -> None:
     model, invariants = build(name, mode=mode, **bounds)
-    want = bfs.check(model, invariants, Limits(keep_going=True))
-    got = dfs.check(model, invariants, Limits(keep_going=True))
+    want = bfs.check(model, invariants, Limits(), SearchOptions(keep_going=True))
+    got = dfs.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert got.distinct_states == want.distinct_states
     assert {n: v.holds for n, v in got.invariants.items()} == {n: v.holds for n, v in want.invariants.items()}

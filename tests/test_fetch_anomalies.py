@@ -9,7 +9,7 @@ import pytest
 
 from kmc.engines.explicit import bfs
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.invariants.fetch import invariants as fetch_invariants
 from kmc.model.fetch import Fetch
 from kmc.registry import select
@@ -88,5 +88,5 @@ def test_checker_finds_the_anomaly_in_hw_mode_as_a_shortest_trace(invariant: str
 def test_epoch_mode_has_neither_anomaly() -> None:
     model = Fetch(mode="epoch")
     invs = select(fetch_invariants(model), ["committed-never-lost", "no-log-divergence", "hw-le-leo", "consumed-never-changes"])
-    result = bfs.check(model, invs, Limits(keep_going=True))
+    result = bfs.check(model, invs, Limits(), SearchOptions(keep_going=True))
     assert result.complete and result.violated == []

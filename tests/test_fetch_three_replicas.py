@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kmc.engines.vector import engine as vector
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.invariants.fetch import invariants as fetch_invariants
 from kmc.model.fetch import Fetch
 from kmc.registry import select
@@ -23,7 +23,7 @@ def three_replicas(mode: str) -> Fetch:
 @pytest.mark.slow
 def test_epoch_fenced_holds() -> None:
     model = three_replicas("epoch-fenced")
-    result = vector.check(model, select(fetch_invariants(model), SAFETY), Limits(keep_going=True))
+    result = vector.check(model, select(fetch_invariants(model), SAFETY), Limits(), SearchOptions(keep_going=True))
     assert result.complete and result.violated == []
 
 

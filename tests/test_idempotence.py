@@ -9,7 +9,7 @@ import pytest
 
 from kmc.engines.explicit import bfs
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from kmc.traces.replay import replay
 from kmc.traces.scenario import run_scenario
@@ -37,7 +37,7 @@ def labels(trace) -> list[str]:
 )
 def test_verdicts_per_mode(mode: str, max_in_flight: int, violated: dict[str, int]) -> None:
     model, invariants = build("idempotence", mode=mode, max_in_flight=max_in_flight)
-    result = bfs.check(model, invariants, Limits(keep_going=True))
+    result = bfs.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert result.complete
     got = {n: v.trace.length for n, v in result.invariants.items() if v.holds is False and v.trace is not None}
     assert got == violated
@@ -94,7 +94,7 @@ def test_the_same_steps_with_idempotence() -> None:
 
 def test_idempotence_holds_on_larger_bounds() -> None:
     model, invariants = build("idempotence", mode="idempotence", batches=3, max_in_flight=3, retries=2)
-    result = bfs.check(model, invariants, Limits(keep_going=True))
+    result = bfs.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert result.complete and result.violated == []
 
 

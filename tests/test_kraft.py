@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kmc.engines.explicit import bfs
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.engines.vector import engine as vector
 from kmc.model.core import Invariant
 from kmc.model.kraft import Kraft
@@ -37,7 +37,7 @@ def room_in_the_metadata_log(m: Kraft) -> Invariant:
 def run(mode: str, engine: Any = vector, **settings: Any) -> Any:
     model, invariants = build("kraft", mode=mode, **settings)
     assert isinstance(model, Kraft)
-    result = engine.check(model, [*invariants, room_in_the_metadata_log(model)], Limits(keep_going=True))
+    result = engine.check(model, [*invariants, room_in_the_metadata_log(model)], Limits(), SearchOptions(keep_going=True))
     assert result.complete
     return result
 
@@ -185,8 +185,8 @@ def test_vector_equals_scalar(mode: str, limit: str) -> None:
 def test_vector_equals_scalar_on_a_violation() -> None:
     model, invariants = build("kraft", mode="v3.5", **LRS)
     chosen = [i for i in invariants if i.name == "leader-completeness"]
-    a = vector.check(model, chosen, Limits(max_depth=8, keep_going=True))
-    b = bfs.check(model, chosen, Limits(max_depth=8, keep_going=True))
+    a = vector.check(model, chosen, Limits(max_depth=8), SearchOptions(keep_going=True))
+    b = bfs.check(model, chosen, Limits(max_depth=8), SearchOptions(keep_going=True))
     assert (a.distinct_states, verdicts(a)) == (b.distinct_states, verdicts(b)) and verdicts(a)
 
 
@@ -198,7 +198,7 @@ def test_bmc_finds_nothing_where_bfs_finds_nothing(mode: str) -> None:
     from kmc.engines.symbolic import bmc
 
     model, invariants = build("kraft", mode=mode, **TWO)
-    got = bmc.check(model, invariants, Limits(max_depth=8, keep_going=True))
+    got = bmc.check(model, invariants, Limits(max_depth=8), SearchOptions(keep_going=True))
     assert all(v.trace is None for v in got.invariants.values())
 
 

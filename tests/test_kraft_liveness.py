@@ -8,7 +8,7 @@ import pytest
 
 from kmc import registry
 from kmc.engines.result import CheckResult
-from kmc.engines.run import check
+from kmc.api import check
 from kmc.invariants import kraft as K
 from kmc.model.temporal import Fairness
 

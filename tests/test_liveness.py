@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import kmc
-from kmc.engines.run import check
+from kmc.api import check
 from kmc.errors import BadInput
 from kmc.model.core import Action, Backend, Bool, Effect, Field, Model, Option, Schema, StateView, action
 from kmc.model.temporal import (
@@ -148,7 +148,7 @@ def test_engines_that_cannot_check_properties_say_so() -> None:
     with pytest.raises(BadInput, match="not by z3"):
         check(Ring(), [], engine="z3", properties=[prop])
     with pytest.raises(BadInput, match="--symmetry"):
-        check(Ring(), [], properties=[prop], limits=kmc.Limits(symmetry=True))
+        check(Ring(), [], properties=[prop], limits=kmc.Limits(), search=kmc.SearchOptions(symmetry=True))
 
 
 def test_an_incomplete_run_decides_nothing() -> None:

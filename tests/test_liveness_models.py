@@ -8,7 +8,7 @@ import json
 import pytest
 
 from kmc import registry
-from kmc.engines.run import check
+from kmc.api import check
 from kmc.engines.result import CheckResult
 
 MODES = ("hw", "kip101", "kip279", "kip320-first-try", "kip320")

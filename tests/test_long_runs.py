@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from kmc import registry
-from kmc.engines import run as engines
-from kmc.engines.run import check as kmc_check
-from kmc.engines.search import Limits
+from kmc import api as engines
+from kmc.api import check as kmc_check
+from kmc.api import Limits, SearchOptions
 from kmc.cli.progress import remaining_states
 
 BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no engine finishes it in seconds
@@ -27,7 +27,7 @@ def test_time_limit_ends_every_engine_cleanly(engine: str, request: pytest.Fixtu
         request.getfixturevalue("spark_session")  # the shared session, not one of its own
     model, invariants = registry.build("fetch", mode="epoch", replicas=3)
     started = time.perf_counter()
-    result = kmc_check(model, invariants, engine=engine, limits=Limits(keep_going=True, time_limit=0.3))
+    result = kmc_check(model, invariants, engine=engine, limits=Limits(time_limit=0.3), search=SearchOptions(keep_going=True))
     assert time.perf_counter() - started < 30
     assert result.stopped_by == "time-limit" and result.complete is False
     safety = [v for v in result.invariants.values() if not v.report]

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.engines.vector import engine as vector
 from kmc.model.core import Model
 from kmc.registry import select
@@ -58,7 +58,7 @@ def violated(result: Any) -> dict[str, int]:
 @pytest.mark.parametrize("mode", list(TRUNCATE_TO_END_OFFSET))
 def test_truncate_to_end_offset_engines_agree(mode: str) -> None:
     model, invariants = build("replication", mode=mode, truncate_to_end_offset=True)
-    result = assert_same_run(model, invariants, Limits(keep_going=True))  # scalar == vector
+    result = assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=True))  # scalar == vector
     states, depth, lengths = TRUNCATE_TO_END_OFFSET[mode]
     assert (result.distinct_states, result.depth, result.complete) == (states, depth, True)
     assert violated(result) == lengths
@@ -128,7 +128,7 @@ def test_fetch_variant_verdicts(mode: str, option: dict[str, Any], states: int, 
                                 lengths: dict[str, int]) -> None:
     """The complete graph (vector engine): counts, verdicts and shortest traces that replay."""
     model, invariants = build("fetch", mode=mode, **option)
-    result = vector.check(model, invariants, Limits(keep_going=True))
+    result = vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert (result.distinct_states, result.depth, result.complete) == (states, depth, True)
     assert violated(result) == lengths
     sm = ScalarModel(model)
@@ -144,7 +144,7 @@ def test_fetch_variant_verdicts(mode: str, option: dict[str, Any], states: int, 
 def test_fetch_acks_variants_engines_agree(mode: str, option: dict[str, Any]) -> None:
     """Scalar and vector on the complete graph, every invariant (with the availability reports)."""
     model, invariants = build("fetch", mode=mode, **option)
-    assert assert_same_run(model, invariants, Limits(keep_going=True)).complete
+    assert assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=True)).complete
 
 
 UNCLEAN_MODES = ["hw", "epoch", "epoch-fenced"]
@@ -162,7 +162,7 @@ def test_fetch_unclean_election_engines_agree_to_the_first_violation(mode: str) 
 def test_fetch_unclean_election_engines_agree_on_the_whole_graph(mode: str) -> None:
     """About 30-40 s of scalar search per mode on a shared 2-core machine."""
     model, invariants = build("fetch", mode=mode, **UNCLEAN)
-    assert assert_same_run(model, invariants, Limits(keep_going=True)).complete
+    assert assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=True)).complete
 
 
 def loss_trace(mode: str, option: dict[str, Any]) -> tuple[Model, Any]:

@@ -8,7 +8,7 @@ import pytest
 
 from kmc.engines.explicit import bfs
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build, states_within
@@ -49,7 +49,7 @@ def test_leader_in_isr_and_type_ok_hold_in_every_mode(mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 def test_continue_gives_each_invariant_its_own_trace(mode: str) -> None:
     model, invariants = build("replication", mode=mode)
-    result = bfs.check(model, invariants, Limits(keep_going=True))
+    result = bfs.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert result.complete
     for inv in invariants:
         trace = result.invariants[inv.name].trace

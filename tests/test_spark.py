@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from conftest import build
-from kmc.engines import run as engines
-from kmc.engines.run import check as kmc_check
+from kmc import api as engines
+from kmc.api import check as kmc_check
 from kmc.engines.result import CheckResult
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.engines.spark.engine import SparkOptions
 from kmc.engines.spark.tasks import Fault
 
@@ -33,28 +33,28 @@ def outcome(r: CheckResult) -> tuple[Any, ...]:
 
 
 CONFIGS = [
-    *[("replication", {"mode": m}, Limits()) for m in ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]],
-    ("replication", {"mode": "hw"}, Limits(keep_going=True)),
-    ("replication", {"mode": "kip320"}, Limits(symmetry=True)),
-    ("replication", {"mode": "kip101"}, Limits(max_states=2000)),
-    ("replication", {"mode": "kip279"}, Limits(max_depth=7)),
-    *[("fetch", {"mode": m}, Limits()) for m in ["hw", "epoch", "epoch-fenced"]],
-    ("fetch", {"mode": "hw", "acks": "1"}, Limits(keep_going=True)),
-    *[("idempotence", {"mode": m}, Limits(keep_going=True)) for m in ["no-idempotence", "idempotence"]],
-    *[("transactions", {"mode": m}, Limits()) for m in ["kip98", "kip890"]],
+    *[("replication", {"mode": m}, dict(limits=Limits())) for m in ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]],
+    ("replication", {"mode": "hw"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
+    ("replication", {"mode": "kip320"}, dict(limits=Limits(), search=SearchOptions(symmetry=True))),
+    ("replication", {"mode": "kip101"}, dict(limits=Limits(max_states=2000))),
+    ("replication", {"mode": "kip279"}, dict(limits=Limits(max_depth=7))),
+    *[("fetch", {"mode": m}, dict(limits=Limits())) for m in ["hw", "epoch", "epoch-fenced"]],
+    ("fetch", {"mode": "hw", "acks": "1"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
+    *[("idempotence", {"mode": m}, dict(limits=Limits(), search=SearchOptions(keep_going=True))) for m in ["no-idempotence", "idempotence"]],
+    *[("transactions", {"mode": m}, dict(limits=Limits())) for m in ["kip98", "kip890"]],
     # kraft on the last-replica-standing bounds: v3.5 finds the loss; kip966 (ELR) cut at 20,000 states
     *[("kraft", {"mode": m, "brokers": 2, "replication_factor": 2, "init_isr_size": 2, "min_insync_replicas": 2,
                  "fence_broker_limit": 1, "unclean_shutdown_limit": 1}, limits)
-      for m, limits in [("v3.5", Limits()), ("kip966", Limits(max_states=20_000))]],
+      for m, limits in [("v3.5", dict(limits=Limits())), ("kip966", dict(limits=Limits(max_states=20_000)))]],
 ]
 
 
 @pytest.mark.parametrize("name,settings,limits", CONFIGS,
                          ids=[f"{n}-{'-'.join(map(str, s.values()))}-{i}" for i, (n, s, _) in enumerate(CONFIGS)])
-def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, Any], limits: Limits) -> None:
+def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, Any], limits: dict[str, Any]) -> None:
     model, invariants = build(name, **settings)
-    vector = kmc_check(model, invariants, engine="vector", limits=limits)
-    spark = kmc_check(model, invariants, engine="spark", limits=limits, spark=LOCAL)
+    vector = kmc_check(model, invariants, engine="vector", **limits)
+    spark = kmc_check(model, invariants, engine="spark", **limits, options=LOCAL)
     assert outcome(spark) == outcome(vector)
     assert spark.engine_stats["partitions"] == 2
 
@@ -65,32 +65,32 @@ def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_p
     marker = tmp_path / "failed-once"
     faulty = SparkOptions(master="local[2]", partitions=2, threshold=0, park=park,
                           fault=Fault(level=4, partition=1, marker=str(marker)))
-    spark = kmc_check(model, invariants, engine="spark", limits=Limits(keep_going=True), spark=faulty)
+    spark = kmc_check(model, invariants, engine="spark", limits=Limits(), search=SearchOptions(keep_going=True), options=faulty)
     assert marker.exists()  # the task did fail once
-    assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector", limits=Limits(keep_going=True)))
+    assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector", limits=Limits(), search=SearchOptions(keep_going=True)))
     assert spark.engine_stats["parts"] == ("files" if park else "block manager")
 
 
 @pytest.mark.parametrize("name,settings,limits", [
-    ("replication", {"mode": "kip320"}, Limits(symmetry=True)),
-    ("replication", {"mode": "kip101"}, Limits(max_states=2000)),
-    ("transactions", {"mode": "kip98"}, Limits()),
+    ("replication", {"mode": "kip320"}, dict(limits=Limits(), search=SearchOptions(symmetry=True))),
+    ("replication", {"mode": "kip101"}, dict(limits=Limits(max_states=2000))),
+    ("transactions", {"mode": "kip98"}, dict(limits=Limits())),
 ])
 def test_parts_in_the_block_manager_give_the_same_result(spark_session: Any, name: str, settings: dict[str, Any],
-                                                        limits: Limits) -> None:
+                                                        limits: dict[str, Any]) -> None:
     """The path a cluster master takes (owner partitions pickled in Spark's block manager),
     forced on local[2]: the same outcome as the vector engine's."""
     model, invariants = build(name, **settings)
-    vector = kmc_check(model, invariants, engine="vector", limits=limits)
+    vector = kmc_check(model, invariants, engine="vector", **limits)
     held = SparkOptions(master="local[2]", partitions=2, threshold=0, park=False)
-    assert outcome(kmc_check(model, invariants, engine="spark", limits=limits, spark=held)) == outcome(vector)
+    assert outcome(kmc_check(model, invariants, engine="spark", **limits, options=held)) == outcome(vector)
 
 
 def test_a_local_run_parks_its_parts_as_files_and_removes_them(spark_session: Any, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     model, invariants = build("replication", mode="kip320")
-    spark = kmc_check(model, invariants, engine="spark", spark=LOCAL)
+    spark = kmc_check(model, invariants, engine="spark", options=LOCAL)
     assert spark.engine_stats["parts"] == "files"
     assert list(tmp_path.glob("kmc-spark-parts-*")) == []  # the run's directory of parts is gone
 
@@ -107,17 +107,17 @@ def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:
 
 
 @pytest.mark.parametrize("name,settings,limits", [
-    ("fetch", {"mode": "hw"}, Limits(keep_going=True)),
-    ("replication", {"mode": "kip101"}, Limits()),
-    ("transactions", {"mode": "kip98"}, Limits(keep_going=True)),
+    ("fetch", {"mode": "hw"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
+    ("replication", {"mode": "kip101"}, dict(limits=Limits())),
+    ("transactions", {"mode": "kip98"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
 ])
 def test_spark_takes_over_from_the_vector_engine_mid_run(spark_session: Any, name: str, settings: dict[str, Any],
-                                                         limits: Limits) -> None:
+                                                         limits: dict[str, Any]) -> None:
     """Below --spark-threshold levels run in-process; the run goes on in Spark from there."""
     model, invariants = build(name, **settings)
-    vector = kmc_check(model, invariants, engine="vector", limits=limits)
+    vector = kmc_check(model, invariants, engine="vector", **limits)
     handoff = SparkOptions(master="local[2]", partitions=2, threshold=1000)
-    spark = kmc_check(model, invariants, engine="spark", limits=limits, spark=handoff)
+    spark = kmc_check(model, invariants, engine="spark", **limits, options=handoff)
     assert outcome(spark) == outcome(vector)
     assert spark.engine_stats["in_process_levels"] > 1 and spark.engine_stats["levels"] > 1
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Cluster, build
-from kmc.engines import run as engines
-from kmc.engines.run import check as kmc_check
-from kmc.engines.search import Limits
+from kmc import api as engines
+from kmc.api import check as kmc_check
+from kmc.api import Limits, SearchOptions
 
 REPO = Path(__file__).resolve().parents[1]
 RUN_SECONDS = 300
@@ -123,9 +123,9 @@ def test_a_model_file_outside_kmc_runs_on_local_spark(spark_session: Any, tmp_pa
     from kmc.engines.spark.engine import SparkOptions
 
     model, invariants = registry.build(str(_user_model_dir(tmp_path) / "model.py"), rms=4)
-    limits = Limits(keep_going=True)
+    limits = Limits(), SearchOptions(keep_going=True)
     spark = kmc_check(model, invariants, engine="spark", limits=limits,
-                      spark=SparkOptions(master="local[2]", partitions=2, threshold=0))
+                      options=SparkOptions(master="local[2]", partitions=2, threshold=0))
     vector = kmc_check(model, invariants, engine="vector", limits=limits)
     assert spark.distinct_states == vector.distinct_states == 1568
     assert {n: (v.holds, v.trace and [s.state for s in v.trace.steps]) for n, v in spark.invariants.items()} == \

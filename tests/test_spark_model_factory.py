@@ -21,8 +21,8 @@ from typing import Any, Sequence
 import pytest
 
 from kmc.engines.result import CheckResult
-from kmc.engines.run import check as kmc_check
-from kmc.engines.search import Limits
+from kmc.api import check as kmc_check
+from kmc.api import Limits, SearchOptions
 from kmc.engines.spark.engine import SparkOptions
 from kmc.engines.spark.factory import ModelFactory
 from kmc.errors import BadInput
@@ -117,21 +117,21 @@ def executors_import(sc: Any, module: str) -> list[tuple[str, bool]]:
 
 
 CASES = [  # mode, limits, the verdicts (None: not decided, the run stopped first)
-    ("unsafe", Limits(), {"hw-replicated": False, "fetched-within-log": None}),
-    ("unsafe", Limits(keep_going=True), {"hw-replicated": False, "fetched-within-log": True}),
-    ("safe", Limits(), {"hw-replicated": True, "fetched-within-log": True}),
-    ("safe", Limits(max_states=20), {"hw-replicated": None, "fetched-within-log": None}),
+    ("unsafe", dict(limits=Limits()), {"hw-replicated": False, "fetched-within-log": None}),
+    ("unsafe", dict(limits=Limits(), search=SearchOptions(keep_going=True)), {"hw-replicated": False, "fetched-within-log": True}),
+    ("safe", dict(limits=Limits()), {"hw-replicated": True, "fetched-within-log": True}),
+    ("safe", dict(limits=Limits(max_states=20)), {"hw-replicated": None, "fetched-within-log": None}),
 ]
 
 
 @pytest.mark.parametrize("mode,limits,verdicts", CASES, ids=[f"{m}-{i}" for i, (m, _, _) in enumerate(CASES)])
-def test_a_model_defined_in_a_test_runs_on_spark_as_on_vector(spark_session: Any, mode: str, limits: Limits,
+def test_a_model_defined_in_a_test_runs_on_spark_as_on_vector(spark_session: Any, mode: str, limits: dict[str, Any],
                                                               verdicts: dict[str, bool | None]) -> None:
     model = Tiny(mode=mode)
     invariants = tiny_invariants(model)
-    vector = kmc_check(model, invariants, engine="vector", limits=limits)
-    spark = kmc_check(model, invariants, engine="spark", limits=limits,
-                      spark=spark_options("local[2]", model, invariants))
+    vector = kmc_check(model, invariants, engine="vector", **limits)
+    spark = kmc_check(model, invariants, engine="spark", **limits,
+                      options=spark_options("local[2]", model, invariants))
     assert outcome(spark) == outcome(vector)
     assert {n: v.holds for n, v in spark.invariants.items()} == verdicts
     assert spark.engine_stats["levels"] > 1
@@ -142,7 +142,7 @@ def test_local_executors_import_this_module_from_the_shipped_file(spark_session:
     not on it, and they import this module from the copy Spark made of the shipped file."""
     model = Tiny(mode="unsafe")
     invariants = tiny_invariants(model)
-    kmc_check(model, invariants, engine="spark", spark=spark_options("local[2]", model, invariants))
+    kmc_check(model, invariants, engine="spark", options=spark_options("local[2]", model, invariants))
     places = executors_import(spark_session.sparkContext, __name__)
     assert places and all(not on_path and Path(f).name == HERE.name and Path(f) != HERE for f, on_path in places)
 
@@ -164,7 +164,7 @@ def test_without_a_builder_the_engine_says_how_to_pass_one() -> None:
     convention: bad input (exit 2), before Spark starts."""
     model = Tiny()
     with pytest.raises(BadInput, match=r"builder=<function>"):
-        kmc_check(model, tiny_invariants(model), engine="spark", spark=SparkOptions(master="local[2]", threshold=0))
+        kmc_check(model, tiny_invariants(model), engine="spark", options=SparkOptions(master="local[2]", threshold=0))
 
 
 def test_a_model_class_defined_in_a_function_is_refused() -> None:
@@ -242,7 +242,7 @@ def test_a_model_in_a_package_that_is_not_installed(spark_session: Any, tmp_path
         assert sorted((s.kind, s.name) for s in factory.sources) == [("file", __name__),
                                                                       ("package", "kmc_test_tinypkg")]
         spark = kmc_check(model, invariants, engine="spark",
-                          spark=SparkOptions(master="local[2]", partitions=2, threshold=0))
+                          options=SparkOptions(master="local[2]", partitions=2, threshold=0))
         assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector"))
         places = executors_import(spark_session.sparkContext, "kmc_test_tinypkg.models")
         assert places and all(".zip" in f and not on_path for f, on_path in places), places
@@ -263,7 +263,7 @@ def test_a_model_in_a_script_runs_on_the_cluster_as_on_vector(cluster: Any) -> N
     assert got["places"] and all(Path(f).name.startswith("kmc_main_") and not on_path for f, on_path in got["places"])
     for mode, keep_going in (("unsafe", False), ("unsafe", True)):
         model = Tiny(mode=mode)
-        vector = kmc_check(model, tiny_invariants(model), engine="vector", limits=Limits(keep_going=keep_going))
+        vector = kmc_check(model, tiny_invariants(model), engine="vector", limits=Limits(), search=SearchOptions(keep_going=keep_going))
         assert got["outcomes"][f"{mode}-{keep_going}"] == outcome(vector)
 
 
@@ -273,8 +273,8 @@ def _main(master: str) -> None:
     for mode, keep_going in (("unsafe", False), ("unsafe", True)):
         model = Tiny(mode=mode)
         invariants = tiny_invariants(model)
-        r = kmc_check(model, invariants, engine="spark", limits=Limits(keep_going=keep_going),
-                      spark=spark_options(master, model, invariants))
+        r = kmc_check(model, invariants, engine="spark", limits=Limits(), search=SearchOptions(keep_going=keep_going),
+                      options=spark_options(master, model, invariants))
         outcomes[f"{mode}-{keep_going}"], stats = outcome(r), r.engine_stats
     from pyspark.sql import SparkSession
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import build
-from kmc.engines import run as engines
-from kmc.engines.run import check as kmc_check
-from kmc.engines.search import Limits
+from kmc import api as engines
+from kmc.api import check as kmc_check
+from kmc.api import Limits, SearchOptions
 
 KMC = str(Path(sys.executable).parent / "kmc")
 RUN = ["check", "fetch", "--mode", "hw", "--continue", "--engine", "spark", "--master", "local[2]",
@@ -64,7 +64,7 @@ def test_resume_after_the_driver_is_killed_gives_the_uninterrupted_numbers(tmp_p
     assert got["engine_stats"]["resumed_at"] == killed_at
 
     model, invariants = build("fetch", mode="hw")
-    want = kmc_check(model, invariants, engine="vector", limits=Limits(keep_going=True)).to_json()
+    want = kmc_check(model, invariants, engine="vector", limits=Limits(), search=SearchOptions(keep_going=True)).to_json()
     for key in ("distinct_states", "generated_states", "depth", "complete", "stopped_by", "invariants"):
         assert got[key] == want[key], key
 

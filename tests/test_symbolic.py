@@ -13,7 +13,7 @@ from kmc import registry
 from kmc.engines.symbolic import induction
 from kmc.engines.vector import engine as vector
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.engines.symbolic.encoding import SymbolicModel, new_solver
 from kmc.errors import ReplayError
 from kmc.registry import select
@@ -50,7 +50,7 @@ def test_a_step_that_is_not_a_scalar_step_is_a_replay_error() -> None:
 def test_lemmas_hold_in_every_reachable_state(mode: str) -> None:
     """The explicit engine agrees that every shipped lemma is an invariant (complete search)."""
     model, _ = build("replication", mode=mode)
-    result = vector.check(model, registry.lemmas("replication", model), Limits(keep_going=True))
+    result = vector.check(model, registry.lemmas("replication", model), Limits(), SearchOptions(keep_going=True))
     assert result.complete and not result.violated
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from kmc.engines.symbolic import bmc
 from kmc.engines.vector import engine as vector
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.traces.replay import replay
 from tests.conftest import build
 
@@ -29,7 +29,7 @@ SLOW_STEPS = {("fetch", "epoch"): 16, ("fetch", "epoch-fenced"): 16}
 
 def bfs_run(name: str, mode: str):
     model, invariants = build(name, mode=mode)
-    return model, invariants, vector.check(model, invariants, Limits(keep_going=True))
+    return model, invariants, vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
 
 
 @pytest.mark.parametrize("name,mode", VIOLATING)
@@ -38,7 +38,7 @@ def test_bmc_finds_every_bfs_violation_at_the_bfs_length(name: str, mode: str) -
     violated = {n: v.trace.length for n, v in want.invariants.items() if v.holds is False and not v.report}
     assert violated, f"{name} {mode} is in VIOLATING but BFS finds every safety invariant holding"
     safety = [i for i in invariants if i.name in violated]
-    got = bmc.check(model, safety, Limits(max_depth=max(violated.values()) + 1, keep_going=True))
+    got = bmc.check(model, safety, Limits(max_depth=max(violated.values()) + 1), SearchOptions(keep_going=True))
     assert {n: v.trace.length for n, v in got.invariants.items() if v.trace is not None} == violated
     for inv in safety:
         trace = got.invariants[inv.name].trace
@@ -57,7 +57,7 @@ def test_bmc_finds_no_violation_of_what_holds_within_a_few_steps(name: str, mode
     model, holding, _ = _holding(name, mode)
     safety = [i for i in build(name, mode=mode)[1] if not i.report]
     assert (len(holding) < len(safety)) == ((name, mode) in VIOLATING)  # VIOLATING is the right list
-    got = bmc.check(model, holding, Limits(max_depth=FAST_STEPS + 1, keep_going=True))
+    got = bmc.check(model, holding, Limits(max_depth=FAST_STEPS + 1), SearchOptions(keep_going=True))
     assert got.stopped_by == "max-depth" and got.depth == FAST_STEPS + 1
     assert all(got.invariants[i.name].holds is None for i in holding)
 
@@ -69,7 +69,7 @@ def test_bmc_finds_no_violation_of_what_holds_to_the_bfs_depth(name: str, mode: 
     or SLOW_STEPS steps for fetch's epoch modes (replication kip320: 81 s on a shared 2-core machine)."""
     model, holding, levels = _holding(name, mode)
     levels = min(levels, SLOW_STEPS.get((name, mode), levels) + 1)
-    got = bmc.check(model, holding, Limits(max_depth=levels, keep_going=True))
+    got = bmc.check(model, holding, Limits(max_depth=levels), SearchOptions(keep_going=True))
     assert got.stopped_by == "max-depth" and got.depth == levels
     assert all(got.invariants[i.name].holds is None for i in holding)
 

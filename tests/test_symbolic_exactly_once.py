@@ -20,7 +20,7 @@ from kmc import registry
 from kmc.engines.symbolic import bmc
 from kmc.engines.symbolic import induction
 from kmc.engines.vector import engine as vector
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build
@@ -42,7 +42,7 @@ SLOW_STEPS = 16  # transactions, under `slow`: as deep as the deepest kip98 coun
 
 def vector_run(name: str, mode: str):
     model, invariants = build(name, mode=mode)
-    return model, invariants, vector.check(model, invariants, Limits(keep_going=True))
+    return model, invariants, vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
 
 
 @pytest.mark.parametrize("name,mode", CONFIGS)
@@ -75,7 +75,7 @@ def _holding(name: str, mode: str):
 
 def _assert_no_violation(name: str, mode: str, steps: int) -> None:
     model, holding, _ = _holding(name, mode)
-    got = bmc.check(model, holding, Limits(max_depth=steps + 1, keep_going=True))
+    got = bmc.check(model, holding, Limits(max_depth=steps + 1), SearchOptions(keep_going=True))
     assert got.stopped_by == "max-depth" and got.depth == steps + 1
     assert all(got.invariants[i.name].holds is None for i in holding)
 
@@ -108,7 +108,7 @@ def test_idempotence_lemmas_hold_in_every_reachable_state(mode: str) -> None:
     (log-in-sequence is false without idempotence: a retried batch is written twice)."""
     model, _ = build("idempotence", mode=mode)
     lemmas = select(registry.lemmas("idempotence", model), IDEMPOTENCE_LEMMAS[mode])
-    result = vector.check(model, lemmas, Limits(keep_going=True))
+    result = vector.check(model, lemmas, Limits(), SearchOptions(keep_going=True))
     assert result.complete and not result.violated
 
 

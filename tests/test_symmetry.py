@@ -13,8 +13,8 @@ from kmc.engines.explicit import dfs
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.packing import Packing
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits
-from kmc.engines.vector.symmetry import Symmetry, lexmin
+from kmc.api import Limits, SearchOptions
+from kmc.engines.symmetry import Symmetry, lexmin
 from kmc.errors import BadInput
 from kmc.model.core import Action, Field, Invariant, Model, Option, Param, Schema
 from kmc.registry import select
@@ -93,7 +93,7 @@ def test_symmetric_count_is_the_number_of_orbits(mode: str) -> None:
     sym = Symmetry(model.schema)
     orbits = {sym.canonical(s) for s in states}
     for engine in (bfs, vector, dfs):
-        assert engine.check(model, [], Limits(symmetry=True)).distinct_states == len(orbits)
+        assert engine.check(model, [], Limits(), SearchOptions(symmetry=True)).distinct_states == len(orbits)
     assert sum(len({sym.permute(c, k) for k in range(len(sym.perms))}) for c in orbits) == len(states)
 
 
@@ -102,7 +102,7 @@ def test_symmetric_counterexamples_are_concrete_and_shortest(mode: str) -> None:
     model, invariants = build("replication", mode=mode, replicas=3, max_leader_epoch=3)
     [strong] = select(invariants, ["strong-isr"])
     plain = vector.check(model, [strong]).invariants["strong-isr"].trace
-    trace = vector.check(model, [strong], Limits(symmetry=True)).invariants["strong-isr"].trace
+    trace = vector.check(model, [strong], Limits(), SearchOptions(symmetry=True)).invariants["strong-isr"].trace
     assert trace is not None and plain is not None
     replay(trace, strong)  # a real run of the model, state by state
     assert trace.length == plain.length  # renaming replicas keeps distances
@@ -113,7 +113,7 @@ def test_full_three_replica_kip320_run_with_symmetry() -> None:
     regression pin, kmc's own output (first pinned in commit 795b249, unchanged at c4ec5e9; TLC
     has no symmetry run to compare with); the committed-data invariants hold."""
     model, invariants = build("replication", mode="kip320", replicas=3, max_leader_epoch=3)
-    result = vector.check(model, select(invariants, ["strong-isr", "weak-isr"]), Limits(symmetry=True))
+    result = vector.check(model, select(invariants, ["strong-isr", "weak-isr"]), Limits(), SearchOptions(symmetry=True))
     assert (result.distinct_states, result.depth, result.complete) == (1_665_204, 32, True)
     assert not result.violated
     assert result.bytes_per_state is not None and result.bytes_per_state < 64
@@ -184,8 +184,8 @@ def test_symmetry_refuses_a_model_that_treats_replicas_differently() -> None:
     for engine in (bfs, vector, dfs):
         # 7 by hand: k of 3 replicas up with no leader (k = 0..3), or k up and one of them leads
         # (k = 1..3), up to renaming
-        assert engine.check(Lopsided(mode="fair"), [fair], Limits(symmetry=True)).distinct_states == 7
+        assert engine.check(Lopsided(mode="fair"), [fair], Limits(), SearchOptions(symmetry=True)).distinct_states == 7
         with pytest.raises(BadInput, match="action elect does not treat replicas alike"):
-            engine.check(Lopsided(mode="first"), [fair], Limits(symmetry=True))
+            engine.check(Lopsided(mode="first"), [fair], Limits(), SearchOptions(symmetry=True))
         with pytest.raises(BadInput, match=r"invariant r1-first does not treat replicas alike .*r1->r2, r2->r1"):
-            engine.check(Lopsided(mode="fair"), [lopsided], Limits(symmetry=True))
+            engine.check(Lopsided(mode="fair"), [lopsided], Limits(), SearchOptions(symmetry=True))

@@ -14,7 +14,7 @@ import pytest
 
 from kmc import registry
 from kmc.engines.explicit import bfs
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.traces import itf, mermaid, sequence
 
 

@@ -11,7 +11,7 @@ import pytest
 from kmc.engines.explicit import bfs
 from kmc.engines.vector import engine as vector
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.invariants.transactions import invariants as transaction_invariants
 from kmc.model.core import Backend, Bool, Effect, StateView
 from kmc.model.transactions import Transactions
@@ -53,7 +53,7 @@ def failing(model: Transactions, state: tuple[int, ...]) -> list[str]:
 @pytest.mark.parametrize("mode", ["kip98", "kip890"])
 def test_verdicts_per_mode(mode: str) -> None:
     model, invariants = build("transactions", mode=mode)
-    result = vector.check(model, invariants, Limits(keep_going=True))
+    result = vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
     assert result.complete
     assert violated_lengths_replayed(result, invariants) == (KIP98_VIOLATED if mode == "kip98" else {})
     assert all(result.invariants[n].holds for n in BOTH_HOLD)

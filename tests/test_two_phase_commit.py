@@ -46,7 +46,7 @@ def example() -> Iterator[tuple[ModuleType, ModuleType]]:
 def run(example: tuple[ModuleType, ModuleType], rms: int, engine: str) -> kmc.CheckResult:
     model_mod, inv_mod = example
     model = model_mod.TwoPhaseCommit(rms=rms)
-    return kmc.check(model, inv_mod.invariants(model), engine=engine, limits=kmc.Limits(keep_going=True))
+    return kmc.check(model, inv_mod.invariants(model), engine=engine, limits=kmc.Limits(), search=kmc.SearchOptions(keep_going=True))
 
 
 @pytest.mark.parametrize(
@@ -152,5 +152,5 @@ def test_symmetry_counts_the_orbits(example: tuple[ModuleType, ModuleType], rms:
     model = model_mod.TwoPhaseCommit(rms=rms)
     assert [f.name for f in model.schema.fields] == ["rm_state", "tm_state", "tm_prepared", "msg_prepared",
                                                      "msg_commit", "msg_abort"]
-    result = kmc.check(model, inv_mod.invariants(model), limits=kmc.Limits(keep_going=True, symmetry=True))
+    result = kmc.check(model, inv_mod.invariants(model), limits=kmc.Limits(), search=kmc.SearchOptions(keep_going=True, symmetry=True))
     assert result.distinct_states == orbits_by_sorting(model)

@@ -15,7 +15,7 @@ from kmc.engines.explicit import bfs
 from kmc.engines.vector import keyset
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import KeyFormat, Visited, first_occurrences
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from tests.conftest import build
 

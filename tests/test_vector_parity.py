@@ -12,7 +12,7 @@ import pytest
 from kmc.engines.explicit import bfs
 from kmc.engines.vector import engine as vector
 from kmc.engines.result import CheckResult
-from kmc.engines.search import Limits
+from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from kmc.traces.replay import replay
 from tests.conftest import build
@@ -35,11 +35,11 @@ def outcome(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def assert_same_run(model, invariants, limits: Limits) -> CheckResult:
-    want = bfs.check(model, invariants, limits)
-    got = vector.check(model, invariants, limits)
+def assert_same_run(model, invariants, limits: Limits, search: SearchOptions = SearchOptions()) -> CheckResult:
+    want = bfs.check(model, invariants, limits, search)
+    got = vector.check(model, invariants, limits, search)
     assert outcome(got) == outcome(want)
-    assert got.engine == "vector" and got.symmetry == limits.symmetry
+    assert got.engine == "vector" and got.symmetry == search.symmetry
     for inv in invariants:
         trace = got.invariants[inv.name].trace
         if trace is not None:
@@ -52,7 +52,7 @@ def assert_same_run(model, invariants, limits: Limits) -> CheckResult:
 @pytest.mark.parametrize("mode", MODES)
 def test_two_replicas_every_invariant(mode: str, keep_going: bool, symmetry: bool) -> None:
     model, invariants = build("replication", mode=mode)
-    assert_same_run(model, invariants, Limits(keep_going=keep_going, symmetry=symmetry))
+    assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=keep_going, symmetry=symmetry))
 
 
 THREE_REPLICAS = [
@@ -68,7 +68,7 @@ THREE_REPLICAS = [
 @pytest.mark.parametrize("mode,symmetry", THREE_REPLICAS)
 def test_three_replicas_strong_isr_first_violation(mode: str, symmetry: bool) -> None:
     model, invariants = build("replication", mode=mode, replicas=3, max_leader_epoch=3)
-    result = assert_same_run(model, select(invariants, ["strong-isr"]), Limits(symmetry=symmetry))
+    result = assert_same_run(model, select(invariants, ["strong-isr"]), Limits(), SearchOptions(symmetry=symmetry))
     assert result.invariants["strong-isr"].holds is False and result.stopped_by == "violation"
 
 
@@ -82,8 +82,8 @@ def test_max_states_stops_at_the_same_state(max_states: int) -> None:
 @pytest.mark.parametrize("max_states", [300, 1000])
 def test_max_states_with_violations_and_continue(max_states: int) -> None:
     model, invariants = build("replication", mode="hw")
-    assert_same_run(model, invariants, Limits(max_states=max_states, keep_going=True))
-    assert_same_run(model, invariants, Limits(max_states=max_states, symmetry=True))
+    assert_same_run(model, invariants, Limits(max_states=max_states), SearchOptions(keep_going=True))
+    assert_same_run(model, invariants, Limits(max_states=max_states), SearchOptions(symmetry=True))
 
 
 @pytest.mark.parametrize("max_depth", [1, 2, 7, 18, 19])
@@ -121,16 +121,16 @@ def test_cli_symmetry_flag(run_kmc) -> None:
 
 @pytest.mark.parametrize("chunk", [7, 100])
 @pytest.mark.parametrize("mode,symmetry,limits", [
-    ("kip320", False, Limits(keep_going=True)),
-    ("kip320", True, Limits(keep_going=True, symmetry=True)),
-    ("hw", False, Limits()),  # stops at the first violation, inside a chunk
-    ("kip101", True, Limits(symmetry=True)),
-    ("kip320", False, Limits(max_states=2000)),
+    ("kip320", False, (Limits(), SearchOptions(keep_going=True))),
+    ("kip320", True, (Limits(), SearchOptions(keep_going=True, symmetry=True))),
+    ("hw", False, (Limits(), SearchOptions())),  # stops at the first violation, inside a chunk
+    ("kip101", True, (Limits(), SearchOptions(symmetry=True))),
+    ("kip320", False, (Limits(max_states=2000), SearchOptions())),
 ], ids=["kip320-continue", "kip320-symmetry", "hw-first", "kip101-symmetry-first", "kip320-max-states"])
 def test_levels_in_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, mode: str, symmetry: bool,
-                          limits: Limits) -> None:
+                          limits: tuple[Limits, SearchOptions]) -> None:
     """Levels expanded 7 or 100 states at a time give the same run as whole levels: same states,
     counts, verdicts and traces as the scalar engine."""
     monkeypatch.setattr(vector, "chunk_states", lambda instances: chunk)
     model, invariants = build("replication", mode=mode)
-    assert_same_run(model, invariants, limits)
+    assert_same_run(model, invariants, *limits)

@@ -28,8 +28,7 @@ from rich.table import Table
 from kmc import registry
 from kmc.bench import DEFAULT_CONFIGS, Row, load, run_one
 from kmc.cli.progress import ProgressPrinter
-from kmc.engines.spark.engine import SparkOptions
-from kmc.engines.search import ProgressHook
+from kmc.api import ENGINES, ProgressHook
 from kmc.errors import BadInput
 
 EXIT_OK, EXIT_DISAGREE = 0, 1
@@ -63,7 +62,8 @@ def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, with
         configs = [c for c in configs if c.name in only]
     for c in configs:
         registry.build(c.model, c.base, **c.settings)  # every configuration validated before anything runs
-    spark = SparkOptions(master=spark_master, partitions=spark_partitions, threshold=0) if with_spark else None
+    spark = (ENGINES["spark"].configure({"master": spark_master, "partitions": spark_partitions, "spark_threshold": 0},
+                                        one_run=True) if with_spark else None)
 
     @contextmanager
     def progress(label: str) -> Iterator[ProgressHook]:

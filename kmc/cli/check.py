@@ -9,16 +9,14 @@ from typing import Any
 import click
 
 from kmc import registry
-from kmc.engines import run as engines
-from kmc.engines.search import Limits
+from kmc.api import ENGINES, Limits, SearchOptions, render_coverage
 from kmc.cli import graph
 from kmc.cli.config import config_option
+from kmc.cli.engine_options import engine_choice, engine_options, take
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, warn_never_enabled, write_atomic
-from kmc.engines.coverage import render as render_coverage
 from kmc.cli.progress import run_with_progress
-from kmc.cli.spark_options import spark_options, take
 from kmc.model.core import Option
 from kmc.errors import BadInput
 from kmc.model.temporal import Property
@@ -31,14 +29,13 @@ def run_options(command: Any) -> Any:
     """Options shared by check and compare: engine and limits."""
     for deco in reversed(
         [
-            click.option("--engine", type=click.Choice(list(engines.ENGINES)), default="vector", show_default=True,
-                         help="exploration engine"),
+            engine_choice("check", "exploration engine (kmc list shows what each can do)"),
             click.option("--max-states", type=click.IntRange(1, None), default=None,
                          help="stop after this many distinct states (the run is then incomplete)"),
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
             *limit_options(),
-            *spark_options(),
+            *engine_options("check"),
             click.option("--symmetry", is_flag=True,
                          help="count states equal up to renaming replicas once (sound when the model and "
                               "invariants treat replicas alike, as replication does)"),
@@ -68,9 +65,6 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
             click.option("--no-properties", is_flag=True, help="check no liveness property (safety only)"),
             click.option("--continue", "keep_going", is_flag=True,
                          help="explore on after a violation: every invariant gets its own shortest trace"),
-            click.option("--depth", type=click.IntRange(0, None), default=None, metavar="K",
-                         help="with --engine z3: look for violations in runs of up to K steps (BFS levels "
-                              "1..K+1: a trace of n steps is found at depth n); default 10"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
             click.option("--dump-graph", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -93,7 +87,6 @@ def run_check(
     no_properties: bool = False,
     keep_going: bool,
     itf_dir: Path | None,
-    depth: int | None,
     engine: str,
     max_states: int | None,
     max_depth: int | None,
@@ -108,16 +101,16 @@ def run_check(
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
-    max_depth = _bmc_levels(engine, depth, max_depth, max_states, symmetry)
-    spark = take(engine, settings)
+    options = take(engine, "check", settings)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
     props = _properties(model, engine, symmetry, property_names, no_properties)
     if not props and not (no_properties or quiet) and registry.properties_of(model):
         click.echo(f"note: liveness properties are not checked with --engine {engine}"
                    + (" --symmetry" if symmetry else "") + " (the vector and scalar engines check them)", err=True)
-    limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit, coverage)
-    result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark, properties=props)
+    limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
+    search = SearchOptions(keep_going=keep_going, symmetry=symmetry, coverage=coverage)
+    result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props)
     docs = {i.name: i for i in checked}
     if dump_graph is not None:
         graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
@@ -155,11 +148,8 @@ def _properties(model: Any, engine: str, symmetry: bool, names: tuple[str, ...],
     if none:
         return []
     props = registry.select(registry.properties_of(model), list(names) or None, "property")
-    if not names and (engine not in engines.LIVENESS_ENGINES or symmetry):
+    if not names and (not ENGINES[engine].capabilities.liveness or symmetry):
         return []  # the default: safety only where liveness cannot be checked
-    if names and engine == "z3":
-        raise BadInput("--engine z3 does not check liveness properties (no bounded lasso search); "
-                       "use --engine vector or scalar, or --no-properties")
     return props
 
 
@@ -176,19 +166,6 @@ def show_properties(result: Any, props: list[Property]) -> None:
         if trace is not None:
             click.echo("")
             click.echo(text.render(trace, p.doc, notes=lasso.notes(lasso.facts(trace, p))))
-
-
-def _bmc_levels(engine: str, depth: int | None, max_depth: int | None, max_states: int | None, symmetry: bool) -> int | None:
-    """--depth K (steps) is the z3 engine's bound, given to it as K + 1 BFS levels."""
-    if engine != "z3":
-        if depth is not None:
-            raise click.UsageError("--depth is only valid with --engine z3 (the explicit engines take --max-depth)")
-        return max_depth
-    for flag, given in (("--max-depth", max_depth is not None), ("--max-states", max_states is not None),
-                        ("--symmetry", symmetry)):
-        if given:
-            raise click.UsageError(f"{flag} is for the explicit engines; --engine z3 takes --depth K")
-    return None if depth is None else depth + 1
 
 
 check = ModelGroup("check", make=make_check, help="Check a model's invariants: kmc check MODEL [OPTIONS].")

@@ -12,15 +12,14 @@ from rich.console import Console
 from rich.table import Table
 
 from kmc import registry
-from kmc.engines.result import CheckResult
-from kmc.engines.search import Limits
+from kmc.api import CheckResult, Limits, SearchOptions
 from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
 from kmc.cli import plot
 from kmc.cli.config import config_option
+from kmc.cli.engine_options import take
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import verdict_text
 from kmc.cli.progress import run_with_progress
-from kmc.cli.spark_options import take
 from kmc.errors import BadInput
 from kmc.model.core import Option
 
@@ -102,7 +101,7 @@ def run_compare(
     plot_path: Path | None = None,
     **settings: Any,
 ) -> int:
-    spark = take(engine, settings, one_run=False)
+    options = take(engine, "check", settings, one_run=False)
     cls = registry.model_class(name)
     if plot_path is not None:
         plot.check_path(plot_path)
@@ -112,10 +111,10 @@ def run_compare(
     built = [registry.build(name, **{**settings, **combo, "mode": m}) for combo in combos for m in modes]
     labels = [" ".join([m, *(f"{k}={v}" for k, v in combo.items())]) for combo in combos for m in modes]
     results: list[CheckResult] = []
-    limits = Limits(max_states, max_depth, keep_going=True, symmetry=symmetry,
-                    time_limit=time_limit, memory_limit=memory_limit)
+    limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
+    search = SearchOptions(keep_going=True, symmetry=symmetry)
     for model, invariants in built:
-        results.append(run_with_progress(engine, model, invariants, limits, quiet=quiet, spark=spark))
+        results.append(run_with_progress(engine, model, invariants, limits, search, quiet=quiet, options=options))
     if plot_path is not None:
         plot.plot(plot_path, plot.fixed_title(built[0][0].title(), combos), results, labels)
     if as_json:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
-from kmc.engines.explicit import graph as state_graph
+from kmc.api import state_graph
 from kmc.cli.output import write_atomic
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model

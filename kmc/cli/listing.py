@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from kmc import registry
-from kmc.engines import run as engines
+from kmc.api import ENGINES
 
 
 @click.command("list")
@@ -35,6 +35,7 @@ def list_models() -> int:
                 click.echo(f"    {'':<18} {prop.describe()}")
         click.echo("")
     click.echo("engines:")
-    for engine, (_, meaning) in engines.ENGINES.items():
-        click.echo(f"  {engine:<8} {meaning}")
+    for name, engine in ENGINES.items():
+        click.echo(f"  {name:<8} {engine.summary}")
+        click.echo(f"  {'':<8} can: {', '.join(engine.capabilities.names())}")
     return 0

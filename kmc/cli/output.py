@@ -8,12 +8,13 @@ from pathlib import Path
 
 import click
 
-from kmc.engines.result import CheckResult, Verdict
+from kmc.api import ENGINES, CheckResult, Verdict
 
 
 def summary(result: CheckResult) -> str:
-    if result.engine == "z3":
-        return _bmc_summary(result)
+    engine = ENGINES.get(result.engine)
+    if engine is not None and not engine.capabilities.counts_states:
+        return _bounded_summary(result)
     stop = {
         None: "Complete: every reachable state explored.",
         "violation": "Stopped at the first violation (--continue explores on).",
@@ -28,29 +29,11 @@ def summary(result: CheckResult) -> str:
         f"engine {result.engine}: {result.distinct_states:,} {states} "
         f"({result.generated_states:,} generated), depth {result.depth}, {result.seconds:.2f} s, "
         f"{result.states_per_second:,.0f} states/s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB"
-        f"{stored}\n{stop}{_spark_line(result)}"
+        f"{stored}\n{stop}" + "".join(f"\n{line}" for line in (engine.notes(result) if engine else []))
     )
 
 
-def _spark_line(result: CheckResult) -> str:
-    """The Spark engine's own figures: where it ran and what a level cost."""
-    st = result.engine_stats
-    if st.get("spark_levels") == 0:
-        return (f"\nspark: every level ran in-process (the run stayed below --spark-threshold, "
-                f"{st['in_process_levels']} levels); Spark was not started")
-    if not st or "partitions" not in st:
-        return ""
-    median = st.get("median_level_seconds")
-    resumed = f", resumed at level {st['resumed_at']}" if st.get("resumed_at") else ""
-    return (f"\nspark: master {st['master']}, {st['partitions']} partitions, session start "
-            f"{st['session_start_seconds']:.1f} s, {st['levels']} levels"
-            + ("" if median is None else f" (median {median:.2f} s each)")
-            + f", {st['shuffle_bytes'] / 2**20:,.1f} MiB shuffled{resumed}"
-            + (f"; the first {st['in_process_levels']} levels in-process (below --spark-threshold)"
-               if st.get("in_process_levels") else ""))
-
-
-def _bmc_summary(result: CheckResult) -> str:
+def _bounded_summary(result: CheckResult) -> str:
     steps = result.depth - 1
     stop = (
         "Stopped at the first violation (--continue looks on for the others)."
@@ -58,7 +41,7 @@ def _bmc_summary(result: CheckResult) -> str:
         else f"Bounded: 'not decided' means no run of up to {steps} steps violates it (kmc prove proves for every depth)."
     )
     return (
-        f"engine z3: bounded model checking, runs of up to {steps} steps (BFS levels 1..{steps + 1}), "
+        f"engine {result.engine}: bounded model checking, runs of up to {steps} steps (BFS levels 1..{steps + 1}), "
         f"{result.seconds:.2f} s, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB\n{stop}"
     )
 

@@ -3,11 +3,13 @@ drawn with matplotlib (imported only when a plot is asked for)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import io
 from pathlib import Path
 from typing import Any, Sequence
 
-from kmc.engines.result import CheckResult, Verdict
+from kmc.api import CheckResult, Verdict
 from kmc.cli.output import write_atomic
 from kmc.errors import BadInput
 
@@ -33,6 +35,8 @@ def fixed_title(title: str, combos: Sequence[dict[str, Any]]) -> str:
 def check_path(path: Path) -> None:
     if path.suffix not in SUFFIXES:
         raise BadInput(f"--plot {path}: the file name must end in {' or '.join(SUFFIXES)}")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise BadInput("--plot needs matplotlib, which the plot extra installs: pip install 'kmc[plot]'")
 
 
 def plot(path: Path, title: str, results: Sequence[CheckResult], labels: Sequence[str]) -> None:

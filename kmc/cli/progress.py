@@ -1,9 +1,12 @@
 """Progress of long runs on stderr, and what an interrupted run reports.
 
-Silent for the first second. The z3 engine counts no states: it gets one line per unrolled
-step (runs of up to k steps checked), never a bar or a state count. On a terminal, a rich progress bar: level, states, states/s,
-memory, and an ETA once the level sizes shrink steadily enough to extrapolate; elsewhere
-(CI logs) a plain line every few seconds. Throttled so it never slows the engine down.
+Silent for the first second. What is shown follows the engine's capabilities: an engine that
+counts no states (z3) gets one line per step of its own figures, never a bar or a state count;
+one whose levels are coarse (Spark) one line per level with its figures. Otherwise, on a
+terminal, a rich progress bar: level, states, states/s, memory, and an ETA once the level sizes
+shrink steadily enough to extrapolate; elsewhere (CI logs) a plain line every few seconds.
+Throttled so it never slows the engine down. An engine's own figures (`Progress.figures`) are
+shown as they are, value then name.
 Ctrl-C prints the statistics of the levels done so far (even with --quiet) and exits 130
 (kmc/cli/main.py); output files are only ever written after a run, whole, so none is left
 half-written.
@@ -17,10 +20,8 @@ from typing import Any, Sequence
 
 import click
 
-from kmc.engines import run
-from kmc.engines.result import CheckResult, Progress, current_memory_bytes, peak_memory_bytes
-from kmc.engines.search import Limits
-from kmc.engines.spark.engine import SparkOptions
+from kmc import api
+from kmc.api import Capabilities, CheckResult, Limits, Progress, SearchOptions, current_memory_bytes, peak_memory_bytes
 from kmc.model.temporal import Property
 from kmc.model.core import Invariant, Model
 
@@ -39,10 +40,10 @@ def remaining_states(levels: Sequence[int]) -> float | None:
 
 
 class ProgressPrinter:
-    def __init__(self, label: str, *, quiet: bool = False, levels: bool = True):
+    def __init__(self, label: str, *, quiet: bool = False, capabilities: Capabilities = Capabilities()):
         self.label = label
         self.quiet = quiet
-        self.levels = levels  # breadth-first: frontiers are levels, so an ETA can be estimated
+        self.caps = capabilities  # levels: frontiers are levels, so an ETA can be estimated
         self.tty = sys.stderr.isatty()
         self.last = 0.0
         self.shown = False
@@ -58,23 +59,23 @@ class ProgressPrinter:
         self.sizes.append(p.frontier)
         if self.quiet or p.seconds < 1.0:
             return
-        if p.steps_checked is not None:  # z3: one line per unrolled step, no state counts (it has none)
-            self._symbolic_line(p)
+        if not self.caps.counts_states:  # one line per step of the engine's own figures (z3)
+            self._figures_line(p)
             return
         now = time.monotonic()
-        per_level = p.shuffle_bytes is not None  # Spark: levels are coarse, each gets a line
+        per_level = self.caps.coarse_levels  # levels take seconds: each gets a line
         if now - self.last < (0.2 if self.tty else 2.0) and not per_level:
             return
         self.last = now
         rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
-        left = remaining_states(self.sizes) if self.levels else None
+        left = remaining_states(self.sizes) if self.caps.levels else None
         eta = None if left is None or rate <= 0 else left / rate
         mib = current_memory_bytes() / 2**20
-        if p.shuffle_bytes is not None:
+        if per_level:
             seconds = p.seconds - self.previous
             self.previous = p.seconds
             sys.stderr.write(f"{self.label}: level {p.level}: {p.frontier:,} new states in {seconds:.2f} s, "
-                             f"{p.distinct_states:,} in all, {p.shuffle_bytes / 2**20:,.1f} MiB shuffled so far\n")
+                             f"{p.distinct_states:,} in all{figures(p)}\n")
             sys.stderr.flush()
         elif self.tty:
             self._bar(p, rate, mib, left)
@@ -85,10 +86,9 @@ class ProgressPrinter:
             sys.stderr.flush()
         self.shown = True
 
-    def _symbolic_line(self, p: Progress) -> None:
+    def _figures_line(self, p: Progress) -> None:
         mib = current_memory_bytes() / 2**20
-        sys.stderr.write(f"{self.label}: z3, runs of up to {p.steps_checked} steps checked, "
-                         f"{p.seconds:.1f} s, {mib:,.0f} MiB\n")
+        sys.stderr.write(f"{self.label}{figures(p)}, {p.seconds:.1f} s, {mib:,.0f} MiB\n")
         sys.stderr.flush()
         self.shown = True
 
@@ -120,24 +120,30 @@ class ProgressPrinter:
         p = self.latest
         if p is None:
             return f"kmc: interrupted: {self.label}, after {seconds:.1f} s, before the first level was done"
-        if p.steps_checked is not None:
-            return (f"kmc: interrupted: {self.label}, z3, runs of up to {p.steps_checked} steps checked, {seconds:.1f} s, "
-                    f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the bounded check is incomplete, nothing was written")
+        if not self.caps.counts_states:
+            return (f"kmc: interrupted: {self.label}{figures(p)}, {seconds:.1f} s, "
+                    f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the check is incomplete, nothing was written")
         rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
         return (f"kmc: interrupted: {self.label}, level {p.level}, {p.distinct_states:,} distinct states "
                 f"({p.generated_states:,} generated), {seconds:.1f} s, {rate:,.0f} states/s, "
                 f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the search is incomplete, nothing was written")
 
 
+def figures(p: Progress) -> str:
+    """An engine's own progress figures, value then name: ", 3 steps checked"."""
+    return "".join(f", {value:,} {name}" for name, value in p.figures.items())
+
+
 def run_with_progress(
-    engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, *, quiet: bool,
-    spark: SparkOptions | None = None, properties: Sequence[Property] = (),
+    engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, search: SearchOptions, *,
+    quiet: bool, options: Any = None, properties: Sequence[Property] = (),
 ) -> CheckResult:
     """`kmc.check` with progress on stderr, and the statistics of the levels done on Ctrl-C."""
-    printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet, levels=engine != "dfs")
+    printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet,
+                              capabilities=api.ENGINES[engine].capabilities if engine in api.ENGINES else Capabilities())
     try:
-        return run.check(model, invariants, engine=engine, limits=limits, progress=printer, spark=spark,
-                         properties=properties)
+        return api.check(model, invariants, engine=engine, limits=limits, search=search, progress=printer,
+                         options=options, properties=properties)
     except KeyboardInterrupt:
         printer.done()
         click.echo(printer.interrupted(), err=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from kmc import registry
-from kmc.engines.symbolic.induction import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, Proof, prove as run_prove
+from kmc import api, registry
+from kmc.api import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, Proof
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.model.core import Invariant, Model, Option
 from kmc.traces import text
@@ -53,7 +53,7 @@ def run_prove_command(
     known = [*invariants, *registry.lemmas(name, model)]
     [invariant] = registry.select(known, [invariant_name])
     lemmas = registry.select(known, list(lemma_names)) if lemma_names else []
-    proof = run_prove(model, invariant, lemmas, k=k, timeout=timeout)
+    proof = api.prove(model, invariant, lemmas, k=k, timeout=timeout)
     if as_json:
         click.echo(json.dumps(proof.to_json(), indent=1))
     else:

@@ -8,20 +8,14 @@ from typing import Any
 
 import click
 
-from kmc import registry
+from kmc import api, registry
+from kmc.api import CheckResult, Walks, render_coverage
+from kmc.cli.engine_options import engine_choice, engine_options, take
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import warn_never_enabled, write_atomic
-from kmc.engines.coverage import render as render_coverage
-from kmc.engines.result import CheckResult
-from kmc.engines.run import check_contract
-from kmc.engines.processes import simulate as run_walks
-from kmc.engines.simulation import Walks
-from kmc.cli.spark_options import spark_options, take
-from kmc.engines.spark.simulation import simulate as spark_simulate
 from kmc.errors import BadInput
 from kmc.model.core import Option
 from kmc.traces import itf, text
-from kmc.traces.replay import replay
 
 EXIT_OK, EXIT_VIOLATION = 0, 12
 DEFAULT_SECONDS = 60.0  # with neither --walks nor --time-limit
@@ -65,13 +59,12 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="walk on after a violation: every invariant gets its own trace"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
-            click.option("--engine", type=click.Choice(["vector", "spark"]), default="vector", show_default=True,
-                         help="vector: in this process; spark: the walkers spread over Spark partitions, each "
-                              "with a seed derived from --seed"),
+            engine_choice("simulate", "vector: in this process (or --processes N); spark: the walkers spread "
+                                      "over Spark partitions, each with a seed derived from --seed"),
             click.option("--processes", type=click.IntRange(1, 512), default=1, show_default=True,
                          help="vector engine: spread the walkers over N processes (one per core), each with "
                               "its share and a seed derived from --seed"),
-            *spark_options()[:3],
+            *engine_options("simulate"),
             click.option("--coverage", is_flag=True,
                          help="per action family: enabled, fired, new states; per field: the values reached"),
             click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
@@ -87,24 +80,15 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
                  weights: tuple[str, ...], invariant_names: tuple[str, ...], keep_going: bool,
                  itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str, processes: int,
                  **settings: Any) -> int:
-    spark = take(engine, settings, one_run=False)
-    if spark is not None and processes != 1:
-        raise BadInput("--processes is for the vector engine; Spark spreads the walkers over --partitions")
+    options = take(engine, "simulate", settings, one_run=False)
     model, invariants = registry.build(name, **settings)
     checked = registry.select(invariants, list(invariant_names) or None)
     if walks is None and time_limit is None:
         time_limit = DEFAULT_SECONDS
     plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going, coverage)
-    check_contract(model, checked)
-    if spark is not None:
-        result = spark_simulate(model, checked, plan, spark)
-    else:
-        label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
-        result = run_walks(model, checked, plan, processes, progress=None if quiet else _progress(label))
-    for inv in checked:
-        trace = result.invariants[inv.name].trace
-        if trace is not None:
-            replay(trace, inv)
+    label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
+    result = api.simulate(model, checked, plan, engine=engine, processes=processes, options=options,
+                          progress=None if quiet else _progress(label))
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:

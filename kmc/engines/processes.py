@@ -18,7 +18,7 @@ import traceback
 from typing import Any, Sequence
 
 from kmc.engines.result import CheckResult, peak_memory_bytes
-from kmc.engines.search import ProgressHook
+from kmc.engines.interface import ProgressHook
 from kmc.engines.simulation import Outcome, Swarm, Walks
 from kmc.errors import BadInput, RunFailed
 from kmc.model.core import Invariant, Model

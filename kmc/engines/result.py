@@ -7,6 +7,7 @@ import resource
 from dataclasses import dataclass, field
 from typing import Any
 
+from kmc.model.core import Instance, State
 from kmc.traces.trace import Trace
 
 
@@ -35,8 +36,7 @@ class Progress:
     generated_states: int
     frontier: int
     seconds: float
-    shuffle_bytes: int | None = None  # the Spark engine: bytes of batches shuffled so far
-    steps_checked: int | None = None  # the z3 engine: runs of up to this many steps checked; it counts no states
+    figures: dict[str, Any] = field(default_factory=dict)  # an engine's own: name -> value, shown as they are
 
 
 @dataclass
@@ -89,6 +89,42 @@ class CheckResult:
             **({"engine_stats": self.engine_stats} if self.engine_stats else {}),
             **({"coverage": self.coverage} if self.coverage is not None else {}),
             **({"properties": {n: v.to_json() for n, v in self.properties.items()}} if self.properties else {}),
+        }
+
+
+# the verdicts of a proof (kmc prove)
+PROVED, COUNTEREXAMPLE, NOT_INDUCTIVE, UNKNOWN = "proved", "counterexample", "not inductive", "unknown"
+RANGES = "field ranges"  # the implicit lemma's name in results
+
+
+@dataclass
+class Proof:
+    """The outcome of `prove`. `k` is the last k tried; `failed` names the conjunct (the
+    invariant, a lemma or the field ranges) that a counterexample violates; `cti` is the
+    counterexample to induction: k states satisfying everything, then the bad successor,
+    with the instance before each state after the first."""
+
+    invariant: str
+    lemmas: list[str]
+    verdict: str
+    k: int
+    seconds: float
+    trace: Trace | None = None
+    failed: str | None = None
+    cti: list[tuple[Instance | None, State]] = field(default_factory=list)
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "lemmas": self.lemmas,
+            "verdict": self.verdict,
+            "k": self.k,
+            "seconds": round(self.seconds, 3),
+            "failed": self.failed,
+            "trace_length": None if self.trace is None else self.trace.length,
+            "cti": [{"action": None if i is None else i.label, "state": list(s)} for i, s in self.cti],
+            "reason": self.reason,
         }
 
 

@@ -1,39 +1,13 @@
-"""Bookkeeping shared by the explicit-state engines: limits, violations, the final result."""
+"""Bookkeeping shared by the explicit-state engines: violations, the final result."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
-from kmc.engines.result import CheckResult, Progress, Verdict, current_memory_bytes, peak_memory_bytes
+from kmc.engines.result import CheckResult, Verdict, peak_memory_bytes
 from kmc.model.core import Invariant, Model, State
 from kmc.traces.trace import ParentOf, rebuild
-
-ProgressHook = Callable[[Progress], None]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds that end a run cleanly, and how states are told apart. max_depth counts
-    levels, the initial states being level 1."""
-
-    max_states: int | None = None
-    max_depth: int | None = None
-    keep_going: bool = False  # explore on after a violation: every invariant its own trace
-    symmetry: bool = False  # states equal up to renaming replicas count once (kmc/engines/vector/symmetry.py)
-    time_limit: float | None = None  # seconds of search, checked between levels (dfs: every few thousand states)
-    memory_limit: int | None = None  # bytes of resident memory, checked with the time
-    coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/coverage.py; vector engine)
-
-    def exhausted(self, started: float) -> str | None:
-        """"time-limit" or "memory-limit" once a run must end for them, else None: engines ask
-        between levels, so a run ends cleanly, with the levels it finished."""
-        if self.time_limit is not None and time.perf_counter() - started >= self.time_limit:
-            return "time-limit"
-        if self.memory_limit is not None and current_memory_bytes() >= self.memory_limit:
-            return "memory-limit"
-        return None
 
 
 class Violations:

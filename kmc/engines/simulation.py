@@ -25,7 +25,8 @@ import numpy as np
 
 from kmc.engines.coverage import Coverage
 from kmc.engines.result import CheckResult, Progress, Verdict
-from kmc.engines.search import Limits, ProgressHook, Violations, finish
+from kmc.engines.interface import Limits, ProgressHook
+from kmc.engines.search import Violations, finish
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import Visited, first_occurrences
 from kmc.engines.vector.levelstep import LevelStep

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kmc import registry
-from kmc.engines import run as engines
-from kmc.engines.result import CheckResult, Verdict
+from kmc.api import DEFAULT_ENGINE, ENGINES, CheckResult, Verdict, able
 from kmc.tomlfile import TomlFile, type_name
 from kmc.errors import BadInput
 from kmc.model.core import Model
@@ -61,7 +60,7 @@ class Expected:
 class Check:
     model: str
     settings: dict[str, Any]
-    engine: str = "vector"
+    engine: str = DEFAULT_ENGINE
     symmetry: bool = False
     states: int | None = None
     expect: dict[str, Expected] = field(default_factory=dict)
@@ -114,10 +113,10 @@ def _check(f: TomlFile, k: int, entry: Any) -> Check:
         cls = registry.model_class(model, base)
     except BadInput as e:
         raise f.error(str(e), where, "model")
-    engine = entry.get("engine", "vector")
+    engine = entry.get("engine", DEFAULT_ENGINE)
     _typed(f, where, entry, "engine", str)
-    if engine not in engines.ENGINES:
-        raise f.error(f"unknown engine {engine!r}; allowed: {', '.join(engines.ENGINES)}", where, "engine")
+    if engine not in ENGINES or not ENGINES[engine].capabilities.check:
+        raise f.error(f"unknown engine {engine!r}; allowed: {', '.join(able('check'))}", where, "engine")
     symmetry = entry.get("symmetry", False)
     _typed(f, where, entry, "symmetry", bool)
     states = entry.get("states")
@@ -146,8 +145,10 @@ def _fires(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], model: st
         if name not in families:
             raise f.error(f"unknown action {name!r} in 'fires' for model {model}; allowed: {', '.join(families)}",
                           where, "fires")
-    if "engine" in entry and entry["engine"] != "vector" and raw:
-        raise f.error("'fires' needs coverage, which the vector engine collects: drop 'engine'", where, "fires")
+    engine = entry.get("engine", DEFAULT_ENGINE)
+    if raw and engine in ENGINES and not ENGINES[engine].capabilities.coverage:
+        raise f.error(f"'fires' needs coverage, which the {' and '.join(able('coverage'))} engines collect: "
+                      f"drop 'engine'", where, "fires")
     return list(raw)
 
 
@@ -212,7 +213,7 @@ def dumps(baseline: Baseline) -> str:
         out.append("")
         out.append("[[check]]")
         out.append(f"model = {_q(c.model)}")
-        if c.engine != "vector":
+        if c.engine != DEFAULT_ENGINE:
             out.append(f"engine = {_q(c.engine)}")
         if c.symmetry:
             out.append("symmetry = true")

@@ -9,9 +9,7 @@ import time
 from dataclasses import dataclass
 
 from kmc import registry
-from kmc.engines.result import CheckResult
-from kmc.engines.run import check as kmc_check
-from kmc.engines.search import Limits, ProgressHook
+from kmc.api import CheckResult, Limits, ProgressHook, SearchOptions, check as kmc_check
 from kmc.gate.baseline import Check, Expected
 from kmc.model.core import Invariant, Model
 
@@ -44,7 +42,7 @@ def run_check(check: Check, engine: str | None = None, progress: ProgressHook | 
     chosen = registry.select(invariants, list(check.expect) or None)
     started = time.perf_counter()
     result = kmc_check(model, chosen, engine=engine or check.engine, progress=progress,
-                       limits=Limits(keep_going=True, symmetry=check.symmetry, coverage=bool(check.fires)))
+                       search=SearchOptions(keep_going=True, symmetry=check.symmetry, coverage=bool(check.fires)))
     seconds = time.perf_counter() - started
     regressions, stale = compare(check, result)
     return Outcome(check, model, chosen, result, seconds, regressions, stale)

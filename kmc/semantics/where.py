@@ -11,6 +11,7 @@ standard library are machinery, not the model.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import inspect
 import os
 import sysconfig
@@ -19,7 +20,6 @@ from types import CodeType
 from typing import Any, Callable
 
 import numpy
-import z3
 
 import kmc.model.core
 import kmc.semantics
@@ -28,7 +28,14 @@ def _dir(path: str) -> str:
     return os.path.normcase(os.path.abspath(path)) + os.sep
 
 
-_MACHINERY = tuple(_dir(os.path.dirname(p)) for p in (kmc.semantics.__file__, numpy.__file__, z3.__file__))
+def _package_dir(name: str) -> str | None:
+    """Where an installed package is, without importing it (z3 is loaded only by the code that uses it)."""
+    spec = importlib.util.find_spec(name)
+    return None if spec is None or spec.origin is None else os.path.dirname(spec.origin)
+
+
+_MACHINERY = tuple(_dir(p) for p in (os.path.dirname(kmc.semantics.__file__), os.path.dirname(numpy.__file__),
+                                     _package_dir("z3")) if p is not None)
 _STDLIB = _dir(sysconfig.get_paths()["stdlib"])
 _CORE = os.path.normcase(os.path.abspath(kmc.model.core.__file__))
 

@@ -3,7 +3,7 @@
 Level by level in a deterministic order (initial states, then instance order), so the first
 state found violating an invariant lies at the smallest depth: its trace is a shortest
 counterexample. States are dictionary keys, compared exactly: no fingerprint collisions.
-With symmetry, a state is stored under its canonical form (kmc/engines/vector/symmetry.py) but the
+With symmetry, a state is stored under its canonical form (kmc/engines/symmetry.py) but the
 search goes on from the concrete state found first, so traces stay concrete.
 
 With liveness properties, every step is kept as an edge between state numbers (in discovery
@@ -24,8 +24,9 @@ from kmc.engines.result import CheckResult, Progress
 from kmc.model.temporal import Property
 from kmc.semantics.scalar import SCALAR
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits, ProgressHook, Violations, finish
-from kmc.engines.vector import symmetry
+from kmc.engines.interface import Limits, ProgressHook, SearchOptions
+from kmc.engines.search import Violations, finish
+from kmc.engines import symmetry
 from kmc.model.core import Invariant, Model, State
 
 
@@ -33,6 +34,7 @@ def check(
     model: Model,
     invariants: Sequence[Invariant],
     limits: Limits = Limits(),
+    search: SearchOptions = SearchOptions(),
     progress: ProgressHook | None = None,
     properties: Sequence[Property] = (),
 ) -> CheckResult:
@@ -42,7 +44,7 @@ def check(
     sm = ScalarModel(model)
     violations = Violations(invariants)
     parents: dict[State, tuple[State, int] | None] = {}  # by key: the parent's concrete state
-    key = symmetry.for_model(model, invariants).canonical if limits.symmetry else _itself
+    key = symmetry.for_model(model, invariants).canonical if search.symmetry else _itself
     generated = 0
     stopped_by: str | None = None
 
@@ -54,7 +56,7 @@ def check(
             ids[stored] = len(ids)
         pending = violations.pending
         if pending and violations.record(state, [pending[k] for k in sm.violated(state, [invariants[i] for i in pending])]):
-            if not limits.keep_going:
+            if not search.keep_going:
                 stopped_by = "violation"
                 return True
         if limits.max_states is not None and len(parents) >= limits.max_states:
@@ -103,7 +105,7 @@ def check(
 
     result = finish(model, "scalar", started, violations, lambda s: parents.get(key(s)),
                     distinct=len(parents), generated=generated, depth=depth, stopped_by=stopped_by,
-                    symmetry=limits.symmetry)
+                    symmetry=search.symmetry)
     if properties:
         states = list(ids)
         arr = np.array(edges, dtype=np.int64).reshape(-1, 3)

@@ -12,8 +12,9 @@ from typing import Iterator, Sequence
 
 from kmc.engines.result import CheckResult, Progress
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits, ProgressHook, Violations, finish
-from kmc.engines.vector import symmetry
+from kmc.engines.interface import Limits, ProgressHook, SearchOptions
+from kmc.engines.search import Violations, finish
+from kmc.engines import symmetry
 from kmc.model.core import Invariant, Model, State
 
 _PROGRESS_EVERY = 50_000
@@ -24,13 +25,14 @@ def check(
     model: Model,
     invariants: Sequence[Invariant],
     limits: Limits = Limits(),
+    search: SearchOptions = SearchOptions(),
     progress: ProgressHook | None = None,
 ) -> CheckResult:
     started = time.perf_counter()
     sm = ScalarModel(model)
     violations = Violations(invariants)
     parents: dict[State, tuple[State, int] | None] = {}  # by key: the parent's concrete state
-    key = symmetry.for_model(model, invariants).canonical if limits.symmetry else (lambda s: s)
+    key = symmetry.for_model(model, invariants).canonical if search.symmetry else (lambda s: s)
     generated = 0
     deepest = 0
     stopped_by: str | None = None
@@ -41,7 +43,7 @@ def check(
         parents[stored] = link
         pending = violations.pending
         bad = sm.violated(state, [invariants[i] for i in pending]) if pending else []
-        if violations.record(state, [pending[k] for k in bad]) and not limits.keep_going:
+        if violations.record(state, [pending[k] for k in bad]) and not search.keep_going:
             stopped_by = "violation"
         elif limits.max_states is not None and len(parents) >= limits.max_states:
             stopped_by = "max-states"
@@ -87,4 +89,4 @@ def check(
         stopped_by = "max-depth"
     return finish(model, "dfs", started, violations, lambda s: parents.get(key(s)),
                   distinct=len(parents), generated=generated, depth=deepest, stopped_by=stopped_by,
-                  symmetry=limits.symmetry)
+                  symmetry=search.symmetry)

@@ -46,6 +46,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kmc.engines.spark import parts
+from kmc.engines.spark.defaults import DEFAULT_MASTER, DEFAULT_THRESHOLD
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import store
 from kmc.engines.spark import tasks
@@ -55,14 +56,14 @@ from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import first_occurrences
 from kmc.engines.vector.levelstep import LevelStep
 from kmc.engines.result import CheckResult, Progress
-from kmc.engines.search import Limits, ProgressHook, Violations, finish
-from kmc.engines.spark.session import DEFAULT_MASTER, is_loopback, start, zip_single
+from kmc.engines.interface import Limits, ProgressHook, SearchOptions
+from kmc.engines.search import Violations, finish
+from kmc.engines.spark.session import is_loopback, start, zip_single
 from kmc.errors import RunFailed
-from kmc.engines.vector.symmetry import lexmin
+from kmc.engines.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
 from kmc.model.core import Invariant, Model, State
 
-DEFAULT_THRESHOLD = 4_000_000  # a Spark level pays on local[2] only above ~1M states (docs/spark.md: the rule and its figures)
 _SAMPLE = 1024  # ranks per partition per round when selecting the state where --max-states cuts a level
 
 
@@ -83,12 +84,13 @@ def check(
     model: Model,
     invariants: Sequence[Invariant],
     limits: Limits = Limits(),
+    search: SearchOptions = SearchOptions(),
     progress: ProgressHook | None = None,
     options: SparkOptions | None = None,
 ) -> CheckResult:
     options = options or SparkOptions()
     try:
-        return _Run(model, invariants, limits, progress, options).run()
+        return _Run(model, invariants, limits, search, progress, options).run()
     except Exception as e:
         if not _jvm_gone(e):
             raise
@@ -114,12 +116,13 @@ def _jvm_gone(e: Exception) -> bool:
 
 
 class _Run:
-    def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
+    def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits, search: SearchOptions,
                  progress: ProgressHook | None, options: SparkOptions):
         self.started = time.perf_counter()
         self.model = model
         self.invariants = list(invariants)
         self.limits = limits
+        self.search = search
         self.progress = progress
         self.options = options
         if options.factory is None:
@@ -127,7 +130,7 @@ class _Run:
         else:
             self.factory = options.factory
             self.factory.check(model, self.invariants)
-        self.step = LevelStep(model, self.invariants, limits.symmetry)
+        self.step = LevelStep(model, self.invariants, search.symmetry)
         self.violations = Violations(self.invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, path rank)
         self.initial: list[State] = []
@@ -158,9 +161,9 @@ class _Run:
             self.home = parts.new_root()
         self.factory.ship(self.sc)
         self.b0 = max(1, (initial_count - 1).bit_length())
-        self.job = tasks.Job(self.factory, self.limits.symmetry, self.partitions, self.b0, self.b, options.fault)
-        self.identity = {**self.factory.identity(), "symmetry": self.limits.symmetry,
-                         "keep_going": self.limits.keep_going, "partitions": self.partitions}
+        self.job = tasks.Job(self.factory, self.search.symmetry, self.partitions, self.b0, self.b, options.fault)
+        self.identity = {**self.factory.identity(), "symmetry": self.search.symmetry,
+                         "keep_going": self.search.keep_going, "partitions": self.partitions}
 
     # -- the search ----------------------------------------------------------------------
 
@@ -178,7 +181,7 @@ class _Run:
             self._start_spark(len(self.model.initial_states()))
             depth = self._resume(root)
         elif root is None and self.options.threshold > 0:
-            search = vector.Search(self.model, self.invariants, self.limits, self.progress)
+            search = vector.Search(self.model, self.invariants, self.limits, self.search, self.progress)
             level, depth = search.explore(handoff=self.options.threshold)
             if level is None or not level.size or search.stopped_by is not None:
                 done = search.result(depth)  # the whole run stayed below --spark-threshold
@@ -207,7 +210,8 @@ class _Run:
                 self._save(depth)
             if self.progress is not None:
                 self.progress(Progress(depth, self.distinct, self.generated, size,
-                                       time.perf_counter() - self.started, self.shuffled))
+                                       time.perf_counter() - self.started,
+                                       figures={"MiB shuffled": round(self.shuffled / 2**20, 1)}))
         links = replay_paths(self.model, self._paths(), "spark")
         extra_words = sum(np.dtype(dt).itemsize for dt in self.step.fmt.extra_dtypes)
         result = finish(self.model, "spark", self.started, self.violations, links.get,
@@ -380,7 +384,7 @@ class _Run:
                     first[k] = found
         safety = [f.rank for k, f in first.items()
                   if not self.invariants[k].report and (last is None or f.rank <= last)]
-        if safety and not self.limits.keep_going:
+        if safety and not self.search.keep_going:
             last = min(safety)
             self.stopped_by = "violation"
         kept, counts = m, {}

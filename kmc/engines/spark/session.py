@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kmc.engines.spark.defaults import DEFAULT_MASTER
 from kmc.errors import BadInput
 
-DEFAULT_MASTER = "local[*]"
+NEEDS_PYSPARK = "--engine spark needs PySpark and PyArrow, which the spark extra installs: pip install 'kmc[spark]' (and Java 17)"
 
 # Root at warn (Spark prints a banner when the root level differs from the shell's default,
 # warn), the loggers that warn at every start at error; setLogLevel("ERROR") follows.
@@ -99,8 +100,8 @@ def start(master: str = DEFAULT_MASTER, partitions: int | None = None, conf: dic
     os.environ.setdefault("SPARK_CONF_DIR", str(_conf_dir()))  # the driver JVM logs only errors from its start
     try:
         from pyspark.sql import SparkSession
-    except ImportError as e:  # pragma: no cover - pyspark is a dependency
-        raise BadInput("the Spark engine needs pyspark: pip install 'pyspark>=4,<5'") from e
+    except ImportError as e:  # configure() checked it before the run
+        raise BadInput(NEEDS_PYSPARK) from e
     active = SparkSession.getActiveSession()
     if active is not None:
         return Started(active, 0.0)

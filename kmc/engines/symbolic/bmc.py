@@ -23,14 +23,12 @@ from typing import Any, Sequence
 import z3
 
 from kmc.engines.result import CheckResult, Progress, Verdict, peak_memory_bytes
-from kmc.engines.search import Limits, ProgressHook
+from kmc.engines.interface import Limits, ProgressHook, SearchOptions
+from kmc.engines.symbolic.defaults import DEFAULT_STEPS
 from kmc.engines.symbolic.encoding import SymbolicModel, new_solver
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 from kmc.traces.replay import replay
-
-DEFAULT_STEPS = 10  # traces of up to 10 steps when no --depth is given
-
 
 class FieldOutOfRange(Exception):
     """A reachable state has a field outside its declared range: a model bug."""
@@ -40,12 +38,13 @@ def check(
     model: Model,
     invariants: Sequence[Invariant],
     limits: Limits = Limits(),
+    search: SearchOptions = SearchOptions(),
     progress: ProgressHook | None = None,
 ) -> CheckResult:
     """BMC to `limits.max_depth` BFS levels (K = max_depth - 1 steps), as a CheckResult."""
     if limits.max_states is not None:
         raise BadInput("the z3 engine does not enumerate states: --max-states is for the explicit engines")
-    if limits.symmetry:
+    if search.symmetry:
         raise BadInput("the z3 engine does not reduce by symmetry: --symmetry is for the explicit engines")
     steps = DEFAULT_STEPS if limits.max_depth is None else limits.max_depth - 1
     started = time.perf_counter()
@@ -67,8 +66,8 @@ def check(
             verdicts[inv.name] = Verdict(False, trace)
         pending = [inv for inv in pending if inv.name not in {i.name for i, _ in found}]
         if progress is not None:
-            progress(Progress(d + 1, 0, 0, 0, time.perf_counter() - started, steps_checked=d))
-        if found and (not limits.keep_going or not pending):
+            progress(Progress(d + 1, 0, 0, 0, time.perf_counter() - started, figures={"steps checked": d}))
+        if found and (not search.keep_going or not pending):
             stopped_by = "violation"
             break
     return CheckResult(

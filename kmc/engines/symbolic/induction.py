@@ -21,50 +21,16 @@ invariant, never assumed: a false lemma shows up as a counterexample.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import z3
 
 from kmc.engines.symbolic.bmc import FieldOutOfRange, Unrolling
 from kmc.engines.symbolic.encoding import SymbolicModel, new_solver
+from kmc.engines.result import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, UNKNOWN, Proof
 from kmc.model.core import Instance, Invariant, Model, State
 from kmc.traces.replay import replay
 from kmc.traces.trace import Trace
-
-PROVED, COUNTEREXAMPLE, NOT_INDUCTIVE, UNKNOWN = "proved", "counterexample", "not inductive", "unknown"
-RANGES = "field ranges"  # the implicit lemma's name in results
-
-
-@dataclass
-class Proof:
-    """The outcome of `prove`. `k` is the last k tried; `failed` names the conjunct (the
-    invariant, a lemma or the field ranges) that a counterexample violates; `cti` is the
-    counterexample to induction: k states satisfying everything, then the bad successor,
-    with the instance before each state after the first."""
-
-    invariant: str
-    lemmas: list[str]
-    verdict: str
-    k: int
-    seconds: float
-    trace: Trace | None = None
-    failed: str | None = None
-    cti: list[tuple[Instance | None, State]] = field(default_factory=list)
-    reason: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "invariant": self.invariant,
-            "lemmas": self.lemmas,
-            "verdict": self.verdict,
-            "k": self.k,
-            "seconds": round(self.seconds, 3),
-            "failed": self.failed,
-            "trace_length": None if self.trace is None else self.trace.length,
-            "cti": [{"action": None if i is None else i.label, "state": list(s)} for i, s in self.cti],
-            "reason": self.reason,
-        }
 
 
 def prove(

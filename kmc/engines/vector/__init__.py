@@ -1,0 +1,27 @@
+"""The vector engine: breadth-first search a level at a time over numpy arrays (engine.py);
+it also runs `kmc simulate`'s swarms in this process or in forked ones."""
+
+from __future__ import annotations
+
+from kmc.engines.interface import Capabilities, CheckJob, Engine, SimulateJob
+from kmc.engines.result import CheckResult
+
+
+class VectorEngine(Engine):
+    name = "vector"
+    summary = "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"
+    capabilities = Capabilities(check=True, simulate=True, liveness=True, symmetry=True, coverage=True,
+                                shortest_traces=True)
+
+    def check(self, job: CheckJob) -> CheckResult:
+        from kmc.engines.vector.engine import Search
+
+        return Search(job.model, job.invariants, job.limits, job.search, job.progress, job.properties).run()
+
+    def simulate(self, job: SimulateJob) -> CheckResult:
+        from kmc.engines.processes import simulate
+
+        return simulate(job.model, job.invariants, job.walks, job.processes, progress=job.progress)
+
+
+ENGINE = VectorEngine()

@@ -40,8 +40,9 @@ from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.search import Limits, ProgressHook, Violations, finish
-from kmc.engines.vector.symmetry import lexmin
+from kmc.engines.interface import Limits, ProgressHook, SearchOptions
+from kmc.engines.search import Violations, finish
+from kmc.engines.symmetry import lexmin
 from kmc.errors import ReplayError
 from kmc.model.core import Invariant, Model, State
 
@@ -60,10 +61,11 @@ def check(
     model: Model,
     invariants: Sequence[Invariant],
     limits: Limits = Limits(),
+    search: SearchOptions = SearchOptions(),
     progress: ProgressHook | None = None,
     properties: Sequence[Property] = (),
 ) -> CheckResult:
-    return Search(model, invariants, limits, progress, properties).run()
+    return Search(model, invariants, limits, search, progress, properties).run()
 
 
 class NextLevel:
@@ -81,7 +83,7 @@ class NextLevel:
 
 
 class Search:
-    def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
+    def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits, options: SearchOptions,
                  progress: ProgressHook | None, properties: Sequence[Property] = ()):
         self.started = time.perf_counter()
         self.cpu_started = time.process_time()
@@ -91,8 +93,9 @@ class Search:
         self.model = model
         self.invariants = list(invariants)
         self.limits = limits
+        self.options = options
         self.progress = progress
-        self.step = LevelStep(model, invariants, limits.symmetry)
+        self.step = LevelStep(model, invariants, options.symmetry)
         self.schema = model.schema
         self.fmt = self.step.fmt
         # keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
@@ -106,7 +109,7 @@ class Search:
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
         self.generated = 0
         self.stopped_by: str | None = None
-        self.coverage = Coverage(model) if limits.coverage else None
+        self.coverage = Coverage(model) if options.coverage else None
 
     # -- the search ----------------------------------------------------------------------
 
@@ -311,7 +314,7 @@ class Search:
         if pending and m:
             bad = {k: self.step.violating(level.cols, k) for k in pending}
             safety = [int(b[0]) for k, b in bad.items() if not self.invariants[k].report and b.size and b[0] < cut]
-            if safety and not self.limits.keep_going:
+            if safety and not self.options.keep_going:
                 cut = min(safety) + 1
                 self.stopped_by = "violation"
             for k, b in bad.items():

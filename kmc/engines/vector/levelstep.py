@@ -25,7 +25,7 @@ import numpy as np
 from kmc.semantics.vector import Vector, level_dtype
 from kmc.engines.vector.keyset import KeyFormat
 from kmc.engines.vector.packing import Layout, Packing
-from kmc.engines.vector.symmetry import for_model, lexmin
+from kmc.engines.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
 
 U64 = np.uint64

@@ -9,7 +9,7 @@ no hashing, no fingerprints, no collisions.
 
 A `Layout` says where each position's digit goes (which word, which multiplier) and how its
 value is mapped first: the identity layout is plain packing; the symmetry reduction packs
-states under permuted layouts (kmc/engines/vector/symmetry.py). Packing a batch is one
+states under permuted layouts (kmc/engines/symmetry.py). Packing a batch is one
 multiply-add per position over all states (`pack_columns`); the vector engine also derives
 a successor's words from its parent's by adding `(new - old) * multiplier` for the few
 positions an action changes.
