@@ -6,7 +6,7 @@ than twice its size (the vector engine's `Runs`, kmc/engines/vector/keyset.py: a
 counter), so a key is rewritten O(log levels) times in a run, and a level writes about its
 own keys. An owner that kept one sorted array copied and wrote its whole part at every level
 (2PC 10 RMs: 22 % of the owner's CPU in merging, and writing the files 10.7 % of the workers'
-samples; docs/spark.md).
+samples; benchmarks/results/spark.md).
 
 A run is named by its span of levels (`run-AAAA-BBBB`), which determines its keys. Parked as
 files (kmc/engines/spark/parts.py), a run that a level leaves as it was is linked into the
