@@ -1,5 +1,5 @@
 """`--time-limit` and `--memory-limit`: options that end long runs cleanly with a partial
-verdict (kmc/engines/search.py:Limits.exhausted says when)."""
+verdict (kmc/engines/interface.py:Limits.exhausted says when)."""
 
 from __future__ import annotations
 
