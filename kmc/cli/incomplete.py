@@ -56,6 +56,6 @@ def exit_code(results: Sequence[CheckResult], stops: dict[str, str], *, allow: b
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     where = f" in {len(open_)} of {len(results)} columns" if len(results) > 1 else ""
     outcome = "exit 0 (--allow-incomplete)" if allow else "exit 4 (--allow-incomplete: exit 0)"
-    click.echo(f"kmc: incomplete: stopped by {' and '.join(by)}{where} with {len(names)} verdicts undecided ({shown}); "
+    click.echo(f"kmc: incomplete: stopped by {' and '.join(by)}{where} with {len(names)} verdict{'s' * (len(names) > 1)} undecided ({shown}); "
                f"{outcome}", err=True)
     return exits.OK if allow else exits.INCOMPLETE
