@@ -31,7 +31,7 @@ def flags(limits: Limits, engine: str) -> dict[str, str]:
     if limits.time_limit is not None:
         out["time-limit"] += f" {limits.time_limit:g}"
     if limits.memory_limit is not None:
-        out["memory-limit"] += f" {limits.memory_limit / 2**20:,.0f}M"
+        out["memory-limit"] += f" {_size(limits.memory_limit)}"
     if engine == "z3":  # bounded model checking: the bound is the search, which finds violations only
         steps = DEFAULT_STEPS if limits.max_depth is None else limits.max_depth - 1
         out["max-depth"] = f"the z3 engine's bound of {steps} steps (a bounded search decides no invariant holds)"
@@ -59,3 +59,11 @@ def exit_code(results: Sequence[CheckResult], stops: dict[str, str], *, allow: b
     click.echo(f"kmc: incomplete: stopped by {' and '.join(by)}{where} with {len(names)} verdict{'s' * (len(names) > 1)} undecided ({shown}); "
                f"{outcome}", err=True)
     return exits.OK if allow else exits.INCOMPLETE
+
+
+def _size(n: int) -> str:
+    """A size as it could have been written: 4G, 1536M, 1000."""
+    for unit, factor in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n % factor == 0:
+            return f"{n // factor}{unit}"
+    return str(n)
