@@ -38,17 +38,12 @@ def flags(limits: Limits, engine: str) -> dict[str, str]:
     return out
 
 
-def undecided(result: CheckResult) -> list[str]:
-    """The invariants and properties a run left undecided."""
-    return [n for n, v in [*result.invariants.items(), *result.properties.items()] if v.holds is None]
-
-
 def exit_code(results: Sequence[CheckResult], stops: dict[str, str], *, allow: bool) -> int:
     """The exit code of a check (one result) or a comparison (one per column); `stops` names
     each limit as the user gave it (`flags`)."""
     if any(r.violated for r in results):
         return exits.VIOLATION
-    open_ = [(r, undecided(r)) for r in results if undecided(r)]
+    open_ = [(r, r.undecided) for r in results if r.undecided]
     if not open_:
         return exits.OK
     by = sorted({stops.get(r.stopped_by or "", r.stopped_by or "an unknown limit") for r, _ in open_})
@@ -56,8 +51,9 @@ def exit_code(results: Sequence[CheckResult], stops: dict[str, str], *, allow: b
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     where = f" in {len(open_)} of {len(results)} columns" if len(results) > 1 else ""
     outcome = "exit 0 (--allow-incomplete)" if allow else "exit 4 (--allow-incomplete: exit 0)"
-    click.echo(f"kmc: incomplete: stopped by {' and '.join(by)}{where} with {len(names)} verdict{'s' * (len(names) > 1)} undecided ({shown}); "
-               f"{outcome}", err=True)
+    plural = "s" * (len(names) > 1)
+    click.echo(f"kmc: incomplete: stopped by {' and '.join(by)}{where} with {len(names)} verdict{plural} undecided "
+               f"({shown}); {outcome}", err=True)
     return exits.OK if allow else exits.INCOMPLETE
 
 

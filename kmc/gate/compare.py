@@ -55,13 +55,9 @@ def run_check(check: Check, engine: str | None = None, progress: ProgressHook | 
     return Outcome(check, model, chosen, result, seconds, regressions, stale, incomplete(check, result))
 
 
-def undecided(result: CheckResult) -> list[str]:
-    return [name for name, verdict in result.invariants.items() if verdict.holds is None]
-
-
 def incomplete(check: Check, result: CheckResult) -> str | None:
     """What the check's limits left undecided, unless the check says incomplete_ok."""
-    names = undecided(result)
+    names = result.undecided
     if not names or check.incomplete_ok:
         return None
     key = (result.stopped_by or "").replace("-", "_")
