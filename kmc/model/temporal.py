@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence, TypeVar
 
-from kmc.model.core import Backend, Instance, StateView
+from kmc.model.core import Backend, Bool, Instance, StateView
 
 FORMS: dict[str, str] = {
     "eventually": "<>P",
@@ -137,10 +137,8 @@ class Property:
 M = TypeVar("M")
 
 
-Declaration = Callable[[Callable[[M, StateView, Backend], Any]], Callable[[M], Property]]
-
-
-def _declare(form: str, name: str, fair: Sequence[Fairness], default: bool) -> Declaration[M]:
+def _declare(form: str, name: str, fair: Sequence[Fairness], default: bool) -> Callable[
+        [Callable[[M, StateView, Backend], Any]], Callable[[M], Property]]:
     if form not in FORMS:
         raise ValueError(f"unknown property form {form!r}; allowed: {', '.join(FORMS)}")
 
@@ -157,22 +155,26 @@ def _declare(form: str, name: str, fair: Sequence[Fairness], default: bool) -> D
     return declare
 
 
-def eventually(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Declaration[M]:
+def eventually(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
+        [Callable[[M, StateView, Backend], Bool]], Callable[[M], Property]]:
     """Declares `<>P`: the decorated function of (model, s, X) is P, its docstring the doc;
     `default=True`: `kmc check` checks it unless told which properties or invariants to check."""
     return _declare("eventually", name, fair, default)
 
 
-def leads_to(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Declaration[M]:
+def leads_to(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
+        [Callable[[M, StateView, Backend], Any]], Callable[[M], Property]]:
     """Declares `P ~> Q`: the decorated function returns the pair (P, Q)."""
     return _declare("leads_to", name, fair, default)
 
 
-def always_eventually(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Declaration[M]:
+def always_eventually(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
+        [Callable[[M, StateView, Backend], Bool]], Callable[[M], Property]]:
     """Declares `[]<>P`."""
     return _declare("always_eventually", name, fair, default)
 
 
-def eventually_always(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Declaration[M]:
+def eventually_always(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
+        [Callable[[M, StateView, Backend], Bool]], Callable[[M], Property]]:
     """Declares `<>[]P`."""
     return _declare("eventually_always", name, fair, default)
