@@ -21,3 +21,11 @@ def parse_size(value: int | str) -> int:
     if size <= 0:
         raise ValueError(f"{value!r}: the size must be positive")
     return size
+
+
+def show_size(n: int) -> str:
+    """A size as it could have been written: 4G, 1536M, 1000."""
+    for unit, factor in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if n % factor == 0:
+            return f"{n // factor}{unit}"
+    return str(n)

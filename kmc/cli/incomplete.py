@@ -12,6 +12,7 @@ from kmc import exits
 from kmc.engines.result import CheckResult
 from kmc.engines.search import Limits
 from kmc.engines.symbolic.bmc import DEFAULT_STEPS
+from kmc.sizes import show_size
 
 
 def allow_incomplete_option() -> Callable[[Any], Any]:
@@ -31,7 +32,7 @@ def flags(limits: Limits, engine: str) -> dict[str, str]:
     if limits.time_limit is not None:
         out["time-limit"] += f" {limits.time_limit:g}"
     if limits.memory_limit is not None:
-        out["memory-limit"] += f" {_size(limits.memory_limit)}"
+        out["memory-limit"] += f" {show_size(limits.memory_limit)}"
     if engine == "z3":  # bounded model checking: the bound is the search, which finds violations only
         steps = DEFAULT_STEPS if limits.max_depth is None else limits.max_depth - 1
         out["max-depth"] = f"the z3 engine's bound of {steps} steps (a bounded search decides no invariant holds)"
@@ -56,10 +57,3 @@ def exit_code(results: Sequence[CheckResult], stops: dict[str, str], *, allow: b
                f"({shown}); {outcome}", err=True)
     return exits.OK if allow else exits.INCOMPLETE
 
-
-def _size(n: int) -> str:
-    """A size as it could have been written: 4G, 1536M, 1000."""
-    for unit, factor in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
-        if n % factor == 0:
-            return f"{n // factor}{unit}"
-    return str(n)

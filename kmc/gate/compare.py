@@ -16,6 +16,7 @@ from kmc.engines.run import check as kmc_check
 from kmc.engines.search import Limits, ProgressHook
 from kmc.gate.baseline import Check, Expected, counts_exact
 from kmc.model.core import Invariant, Model
+from kmc.sizes import show_size
 
 SEVERITY = (exits.VIOLATION, exits.INCOMPLETE, exits.STALE, exits.OK)  # a gate exits with its checks' first
 
@@ -62,7 +63,10 @@ def incomplete(check: Check, result: CheckResult) -> str | None:
         return None
     key = (result.stopped_by or "").replace("-", "_")
     value = getattr(check, key, None)
-    by = f"{key} = {value!r}" if value is not None else f"the {result.engine} engine's bound"
+    if value is None:
+        by = f"the {result.engine} engine's bound"
+    else:
+        by = f'{key} = "{show_size(value)}"' if key == "memory_limit" else f"{key} = {value!r}"
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     return f"incomplete: stopped by {by} with {len(names)} invariant{'s' * (len(names) > 1)} undecided ({shown})"
 
