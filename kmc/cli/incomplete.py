@@ -56,4 +56,3 @@ def exit_code(results: Sequence[CheckResult], stops: dict[str, str], *, allow: b
     click.echo(f"kmc: incomplete: stopped by {' and '.join(by)}{where} with {len(names)} verdict{plural} undecided "
                f"({shown}); {outcome}", err=True)
     return exits.OK if allow else exits.INCOMPLETE
-

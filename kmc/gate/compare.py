@@ -30,7 +30,7 @@ class Outcome:
     seconds: float
     regressions: list[str]  # "name: expected to hold, VIOLATED (N steps)"
     stale: list[str]
-    incomplete: str | None = None  # "stopped by time_limit = 5 with 2 invariants undecided (...)"
+    incomplete: str | None = None  # "incomplete: stopped by time_limit = 5.0 with 2 invariants undecided (...)"
 
     @property
     def exit_code(self) -> int:
