@@ -13,6 +13,7 @@ from kmc.engines import run as engines
 from kmc.engines.search import Limits
 from kmc.cli import graph
 from kmc.cli.config import config_option
+from kmc.cli.incomplete import allow_incomplete_option, exit_code, flags
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, warn_never_enabled, write_atomic
@@ -24,11 +25,9 @@ from kmc.errors import BadInput
 from kmc.model.temporal import Property
 from kmc.traces import itf, lasso, text
 
-EXIT_OK, EXIT_VIOLATION = 0, 12
-
 
 def run_options(command: Any) -> Any:
-    """Options shared by check and compare: engine and limits."""
+    """Options shared by check and compare: engine, limits and what an incomplete run exits."""
     for deco in reversed(
         [
             click.option("--engine", type=click.Choice(list(engines.ENGINES)), default="vector", show_default=True,
@@ -38,6 +37,7 @@ def run_options(command: Any) -> Any:
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
             *limit_options(),
+            allow_incomplete_option(),
             *spark_options(),
             click.option("--symmetry", is_flag=True,
                          help="count states equal up to renaming replicas once (sound when the model and "
@@ -60,11 +60,14 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
     for deco in reversed(
         [
             click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",
-                         help="check this invariant (repeatable; default: all of the model's)"),
+                         help="check this invariant or lemma (repeatable; default: all of the model's "
+                              "invariants; alone, no liveness property)"),
             click.option("--no-invariants", is_flag=True, help="explore the complete state graph and only count"),
             click.option("--property", "property_names", multiple=True, metavar="NAME",
-                         help="check this liveness property (repeatable; default: all of the model's, "
-                              "with the vector and scalar engines)"),
+                         help="check this liveness property (repeatable; default: those the model checks by "
+                              "default, unless --invariant is given; vector and scalar engines)"),
+            click.option("--properties", "all_properties", is_flag=True,
+                         help="check every liveness property of the model"),
             click.option("--no-properties", is_flag=True, help="check no liveness property (safety only)"),
             click.option("--continue", "keep_going", is_flag=True,
                          help="explore on after a violation: every invariant gets its own shortest trace"),
@@ -90,6 +93,7 @@ def run_check(
     invariant_names: tuple[str, ...],
     no_invariants: bool,
     property_names: tuple[str, ...] = (),
+    all_properties: bool = False,
     no_properties: bool = False,
     keep_going: bool,
     itf_dir: Path | None,
@@ -102,6 +106,7 @@ def run_check(
     quiet: bool,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    allow_incomplete: bool = False,
     dump_graph: Path | None = None,
     coverage: bool = False,
     **settings: Any,
@@ -111,11 +116,14 @@ def run_check(
     max_depth = _bmc_levels(engine, depth, max_depth, max_states, symmetry)
     spark = take(engine, settings)
     model, invariants = registry.build(name, **settings)
-    checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
-    props = _properties(model, engine, symmetry, property_names, no_properties)
-    if not props and not (no_properties or quiet) and registry.properties_of(model):
-        click.echo(f"note: liveness properties are not checked with --engine {engine}"
-                   + (" --symmetry" if symmetry else "") + " (the vector and scalar engines check them)", err=True)
+    checked = [] if no_invariants else registry.select_invariants(name, model, invariants,
+                                                                  list(invariant_names) or None)
+    props = _properties(model, engine, property_names, all_properties, no_properties, bool(invariant_names))
+    if props and not (property_names or all_properties) and (engine not in engines.LIVENESS_ENGINES or symmetry):
+        props = []  # by default, safety only where liveness cannot be checked
+        if not quiet:
+            click.echo(f"note: liveness properties are not checked with --engine {engine}"
+                       + (" --symmetry" if symmetry else "") + " (the vector and scalar engines check them)", err=True)
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit, coverage)
     result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark, properties=props)
     docs = {i.name: i for i in checked}
@@ -144,23 +152,27 @@ def run_check(
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
-    return EXIT_VIOLATION if result.violated else EXIT_OK
+    return exit_code([result], flags(limits, engine), allow=allow_incomplete)
 
 
-def _properties(model: Any, engine: str, symmetry: bool, names: tuple[str, ...], none: bool) -> list[Property]:
-    """The properties a run checks: those named, else all of the model's, except with
-    --no-properties; by default none on an engine or with --symmetry that cannot check them."""
-    if none and names:
-        raise click.UsageError("--no-properties and --property exclude each other")
+def _properties(model: Any, engine: str, names: tuple[str, ...], every: bool, none: bool,
+                invariants_named: bool) -> list[Property]:
+    """The properties a run asks for: those named (--property), every one (--properties), none
+    (--no-properties); else, unless --invariant names what to check, those the model checks by
+    default (Property.default)."""
+    given = [flag for flag, on in (("--property", bool(names)), ("--properties", every), ("--no-properties", none))
+             if on]
+    if len(given) > 1:
+        raise click.UsageError(f"{given[0]} and {given[1]} exclude each other")
     if none:
         return []
-    props = registry.select(registry.properties_of(model), list(names) or None, "property")
-    if not names and (engine not in engines.LIVENESS_ENGINES or symmetry):
-        return []  # the default: safety only where liveness cannot be checked
-    if names and engine == "z3":
-        raise BadInput("--engine z3 does not check liveness properties (no bounded lasso search); "
-                       "use --engine vector or scalar, or --no-properties")
-    return props
+    known = registry.properties_of(model)
+    if names or every:
+        if engine == "z3":
+            raise BadInput("--engine z3 does not check liveness properties (no bounded lasso search); "
+                           "use --engine vector or scalar")
+        return registry.select(known, list(names) or None, "property")
+    return [] if invariants_named else [p for p in known if p.default]
 
 
 def show_properties(result: Any, props: list[Property]) -> None:

@@ -89,10 +89,10 @@ LIVENESS_ENGINES = ("vector", "scalar")
 def _can_check_properties(model: Model, properties: Sequence[Property], engine: str, limits: Limits) -> None:
     if engine not in LIVENESS_ENGINES:
         raise BadInput(f"liveness properties are checked by the {' and '.join(LIVENESS_ENGINES)} engines, not by "
-                       f"{engine} (use --no-properties, or --engine vector)")
+                       f"{engine} (check no property there, or use --engine vector)")
     if limits.symmetry:
         raise BadInput("liveness properties cannot be checked with --symmetry (a cycle of canonical states "
-                       "need not be a cycle of concrete ones); use --no-properties or drop --symmetry")
+                       "need not be a cycle of concrete ones); check no property there, or drop --symmetry")
     for prop in properties:
         for fair in prop.fairness:
             try:
