@@ -21,8 +21,11 @@ java:
 	@java -version 2>&1 | grep -qE 'version "(1[7-9]|[2-9][0-9])' \
 	  || { echo "Java 17+ not found: the Spark engine needs it. On Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless"; exit 2; }
 
+# hw, kip101, kip279 and kip320-first-try lose data, as TLC finds: the comparison exits 12
+# (kmc/exits.py: VIOLATION), and any other code, 0 included, is a failure of make run
 run: $(STAMP)
-	$(BIN)/kmc compare replication --modes hw,kip101,kip279,kip320-first-try,kip320 --replicas 2 --max-leader-epoch 2 || test $$? -eq 12
+	$(BIN)/kmc compare replication --modes hw,kip101,kip279,kip320-first-try,kip320 --replicas 2 --max-leader-epoch 2; \
+	  test $$? -eq 12
 
 test: $(STAMP) java
 	$(BIN)/python -m pytest -q

@@ -220,8 +220,8 @@ def invariants_of(model: Model) -> list[Invariant]:
 
 def lemmas(spec: str, model: Model) -> list[Invariant]:
     """The model's strengthening lemmas (invariants that help k-induction, documented with
-    the model's invariants); `kmc check` leaves them out: they are proof aids, and some are
-    true only in the modes whose proofs use them."""
+    the model's invariants); `kmc check` checks them only when named (`select_invariants`):
+    they are proof aids, and some are true only in the modes whose proofs use them."""
     make = _builder(type(model), "lemmas")
     return [] if make is None else list(make(model))
 
@@ -233,6 +233,13 @@ def properties_of(model: Model) -> list[Property]:
 
 
 N = TypeVar("N", Invariant, Property)
+
+
+def select_invariants(spec: str, model: Model, invariants: list[Invariant], names: list[str] | None) -> list[Invariant]:
+    """The named invariants or lemmas, in the order given; None means all the invariants (no lemma)."""
+    if names is None:
+        return invariants
+    return select([*invariants, *lemmas(spec, model)], names)
 
 
 def select(invariants: list[N], names: list[str] | None, what: str = "invariant") -> list[N]:

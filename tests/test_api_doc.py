@@ -21,7 +21,7 @@ def blocks() -> list[str]:
 
 def test_the_examples_run_as_written(capsys: pytest.CaptureFixture[str]) -> None:
     examples = [b for b in blocks() if "def test_" not in b and not b.startswith("kmc.check(")]
-    assert len(examples) == 3
+    assert len(examples) == 4
     namespace: dict[str, object] = {}
     for code in examples:
         exec(compile(code, str(DOC), "exec"), namespace)

@@ -42,6 +42,8 @@ LAYERS: dict[str, int] = {
     "kmc.model": 20,
     "kmc.tomlfile": 10,
     "kmc.errors": 10,
+    "kmc.exits": 10,
+    "kmc.sizes": 10,
     "kmc.simd": 10,
 }
 

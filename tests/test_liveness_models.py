@@ -94,7 +94,7 @@ def test_property_flags_refuse_what_cannot_be_done(run_kmc) -> None:  # type: ig
 def test_kmc_list_shows_properties_and_fairness(run_kmc) -> None:  # type: ignore[no-untyped-def]
     rc, out, _ = run_kmc("list")
     assert rc == 0
-    assert "properties (liveness, under their fairness):" in out
+    assert "properties (liveness, under their fairness; kmc check --properties checks them all):" in out
     assert "lso-advances" in out and "[]<>P under WF(init_producer_id per producer)" in out
 
 

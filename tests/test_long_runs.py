@@ -47,7 +47,7 @@ def test_memory_limit_ends_every_engine_cleanly(engine: str, request: pytest.Fix
 def test_time_limit_on_the_command_line(run_kmc, tmp_path: Path) -> None:
     rc, out, _ = run_kmc("check", *BIG, "--time-limit", "0.3", "--quiet", "--json", "--itf-dir", str(tmp_path / "t"))
     data = json.loads(out)
-    assert rc == 0 and data["complete"] is False and data["stopped_by"] == "time-limit"
+    assert rc == 4 and data["complete"] is False and data["stopped_by"] == "time-limit"
     rc, out, _ = run_kmc("check", *BIG, "--time-limit", "0.3", "--quiet")
     assert "Stopped by --time-limit: the search is incomplete" in out and "not decided" in out
 

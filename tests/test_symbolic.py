@@ -129,7 +129,7 @@ def test_check_engine_z3(run_kmc) -> None:
     assert _stable(again) == _stable(out)  # fixed seeds: the same trace, line for line
     rc, out, _ = run_kmc("check", "replication", "--mode", "kip320", "--engine", "z3", "--depth", "3", "--json", "-q")
     data = json.loads(out)
-    assert rc == 0 and data["engine"] == "z3" and data["depth"] == 4 and data["stopped_by"] == "max-depth"
+    assert rc == 4 and data["engine"] == "z3" and data["depth"] == 4 and data["stopped_by"] == "max-depth"
     assert all(v["holds"] is None for v in data["invariants"].values())
 
 

@@ -25,13 +25,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from kmc import registry
+from kmc import exits, registry
 from kmc.bench import DEFAULT_CONFIGS, Row, load, run_one
 from kmc.cli.progress import ProgressPrinter
 from kmc.api import ENGINES, ProgressHook
 from kmc.errors import BadInput
-
-EXIT_OK, EXIT_DISAGREE = 0, 1
 
 
 @click.command("bench")
@@ -81,7 +79,7 @@ def bench(path: Path | None, only: tuple[str, ...], scalar_max_states: int, with
         if any(r.spark is not None for r in rows):
             print_spark_table(rows)
     disagree = any(r.agree.startswith("NO") or r.spark_agree.startswith("NO") for r in rows)
-    return EXIT_DISAGREE if disagree else EXIT_OK
+    return exits.DISAGREE if disagree else exits.OK
 
 
 def print_table(rows: list[Row]) -> None:

@@ -9,10 +9,11 @@ from typing import Any
 import click
 
 from kmc import registry
-from kmc.api import ENGINES, Limits, SearchOptions, render_coverage
+from kmc.api import ENGINES, Limits, SearchOptions, able, render_coverage
 from kmc.cli import graph
 from kmc.cli.config import config_option
 from kmc.cli.engine_options import engine_choice, engine_options, take
+from kmc.cli.incomplete import allow_incomplete_option, exit_code, flags
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import summary, verdict_text, warn_never_enabled, write_atomic
@@ -22,11 +23,9 @@ from kmc.errors import BadInput
 from kmc.model.temporal import Property
 from kmc.traces import itf, lasso, text
 
-EXIT_OK, EXIT_VIOLATION = 0, 12
-
 
 def run_options(command: Any) -> Any:
-    """Options shared by check and compare: engine and limits."""
+    """Options shared by check and compare: engine, limits and what an incomplete run exits."""
     for deco in reversed(
         [
             engine_choice("check", "exploration engine (kmc list shows what each can do)"),
@@ -35,6 +34,7 @@ def run_options(command: Any) -> Any:
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
             *limit_options(),
+            allow_incomplete_option(),
             *engine_options("check"),
             click.option("--symmetry", is_flag=True,
                          help="count states equal up to renaming replicas once (sound when the model and "
@@ -57,11 +57,14 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
     for deco in reversed(
         [
             click.option("--invariant", "invariant_names", multiple=True, metavar="NAME",
-                         help="check this invariant (repeatable; default: all of the model's)"),
+                         help="check this invariant or lemma (repeatable; default: all of the model's "
+                              "invariants; alone, no liveness property)"),
             click.option("--no-invariants", is_flag=True, help="explore the complete state graph and only count"),
             click.option("--property", "property_names", multiple=True, metavar="NAME",
-                         help="check this liveness property (repeatable; default: all of the model's, "
-                              "with the vector and scalar engines)"),
+                         help="check this liveness property (repeatable; default: those the model checks by "
+                              "default, unless --invariant is given; vector and scalar engines)"),
+            click.option("--properties", "all_properties", is_flag=True,
+                         help="check every liveness property of the model"),
             click.option("--no-properties", is_flag=True, help="check no liveness property (safety only)"),
             click.option("--continue", "keep_going", is_flag=True,
                          help="explore on after a violation: every invariant gets its own shortest trace"),
@@ -84,6 +87,7 @@ def run_check(
     invariant_names: tuple[str, ...],
     no_invariants: bool,
     property_names: tuple[str, ...] = (),
+    all_properties: bool = False,
     no_properties: bool = False,
     keep_going: bool,
     itf_dir: Path | None,
@@ -95,6 +99,7 @@ def run_check(
     quiet: bool,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    allow_incomplete: bool = False,
     dump_graph: Path | None = None,
     coverage: bool = False,
     **settings: Any,
@@ -103,11 +108,15 @@ def run_check(
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     options = take(engine, "check", settings)
     model, invariants = registry.build(name, **settings)
-    checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
-    props = _properties(model, engine, symmetry, property_names, no_properties)
-    if not props and not (no_properties or quiet) and registry.properties_of(model):
-        click.echo(f"note: liveness properties are not checked with --engine {engine}"
-                   + (" --symmetry" if symmetry else "") + " (the vector and scalar engines check them)", err=True)
+    checked = [] if no_invariants else registry.select_invariants(name, model, invariants,
+                                                                  list(invariant_names) or None)
+    props = _properties(model, property_names, all_properties, no_properties, bool(invariant_names))
+    if props and not (property_names or all_properties) and (not ENGINES[engine].capabilities.liveness or symmetry):
+        props = []  # by default, safety only where liveness cannot be checked
+        if not quiet:
+            click.echo(f"note: liveness properties are not checked with --engine {engine}"
+                       + (" --symmetry" if symmetry else "") + f" (the {' and '.join(able('liveness'))} engines "
+                       "check them)", err=True)
     limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
     search = SearchOptions(keep_going=keep_going, symmetry=symmetry, coverage=coverage)
     result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props)
@@ -137,20 +146,23 @@ def run_check(
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
-    return EXIT_VIOLATION if result.violated else EXIT_OK
+    return exit_code([result], flags(limits), allow=allow_incomplete)
 
 
-def _properties(model: Any, engine: str, symmetry: bool, names: tuple[str, ...], none: bool) -> list[Property]:
-    """The properties a run checks: those named, else all of the model's, except with
-    --no-properties; by default none on an engine or with --symmetry that cannot check them."""
-    if none and names:
-        raise click.UsageError("--no-properties and --property exclude each other")
+def _properties(model: Any, names: tuple[str, ...], every: bool, none: bool, invariants_named: bool) -> list[Property]:
+    """The properties a run asks for: those named (--property), every one (--properties), none
+    (--no-properties); else, unless --invariant names what to check, those the model checks by
+    default (Property.default)."""
+    given = [flag for flag, on in (("--property", bool(names)), ("--properties", every), ("--no-properties", none))
+             if on]
+    if len(given) > 1:
+        raise click.UsageError(f"{given[0]} and {given[1]} exclude each other")
     if none:
         return []
-    props = registry.select(registry.properties_of(model), list(names) or None, "property")
-    if not names and (not ENGINES[engine].capabilities.liveness or symmetry):
-        return []  # the default: safety only where liveness cannot be checked
-    return props
+    known = registry.properties_of(model)
+    if names or every:
+        return registry.select(known, list(names) or None, "property")
+    return [] if invariants_named else [p for p in known if p.default]
 
 
 def show_properties(result: Any, props: list[Property]) -> None:

@@ -13,7 +13,8 @@ from rich.table import Table
 
 from kmc import registry
 from kmc.api import CheckResult, Limits, SearchOptions
-from kmc.cli.check import EXIT_OK, EXIT_VIOLATION, run_options
+from kmc.cli.check import run_options
+from kmc.cli.incomplete import exit_code, flags
 from kmc.cli import plot
 from kmc.cli.config import config_option
 from kmc.cli.engine_options import take
@@ -98,6 +99,7 @@ def run_compare(
     quiet: bool,
     time_limit: float | None = None,
     memory_limit: int | None = None,
+    allow_incomplete: bool = False,
     plot_path: Path | None = None,
     **settings: Any,
 ) -> int:
@@ -124,7 +126,7 @@ def run_compare(
         varied = {"mode", *(k for combo in combos for k in combo)}
         fixed = [w for w in built[0][0].title().split() if w.lstrip("-").split("=")[0].replace("-", "_") not in varied]
         print_matrix(" ".join(fixed), results, labels)
-    return EXIT_VIOLATION if any(r.violated for r in results) else EXIT_OK
+    return exit_code(results, flags(limits), allow=allow_incomplete)
 
 
 def print_matrix(title: str, results: list[CheckResult], labels: list[str]) -> None:

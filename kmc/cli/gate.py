@@ -2,10 +2,11 @@
 (kmc/gate/compare.py).
 
 Exit 0 when everything matches; 12 when an invariant the baseline says holds is violated
-(a protocol regression: its counterexample is printed); 3 when the baseline is stale (a
+(a protocol regression: its counterexample is printed); 4 when a check's limits left an
+invariant undecided (and it does not say incomplete_ok); 3 when the baseline is stale (a
 violation disappeared, a shortest trace or a state count changed: the protocol changed,
-so review it and rewrite the baseline with `--update`). `--junit FILE` writes one JUnit
-test case per check.
+so review it and rewrite the baseline with `--update`). The first of these that any check
+gives is the gate's (kmc/exits.py). `--junit FILE` writes one JUnit test case per check.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from kmc.cli.progress import ProgressPrinter
 from kmc.api import able
 from kmc.gate import baseline as bl
 from kmc.gate import junit
-from kmc.gate.compare import EXIT_OK, EXIT_REGRESSION, EXIT_STALE, Outcome, run_check
+from kmc import exits
+from kmc.gate.compare import SEVERITY, Outcome, run_check
 from kmc.traces import text
 
 
@@ -34,7 +36,7 @@ from kmc.traces import text
 @click.option("--quiet", "-q", is_flag=True, help="no progress on stderr")
 @config_option
 def gate(baseline_path: Path, junit_path: Path | None, update: bool, engine: str | None, quiet: bool) -> int:
-    """Run a baseline's checks and compare with its expected verdicts (exit 0, 12 or 3)."""
+    """Run a baseline's checks and compare with its expected verdicts (exit 0, 12, 4 or 3)."""
     base = bl.load(baseline_path)
     cases: list[junit.Case] = []
     outcomes: list[Outcome] = []
@@ -47,7 +49,7 @@ def gate(baseline_path: Path, junit_path: Path | None, update: bool, engine: str
         outcomes.append(out)
         cases.append(_report(out))
     codes = {o.exit_code for o in outcomes}
-    worst = EXIT_REGRESSION if EXIT_REGRESSION in codes else EXIT_STALE if EXIT_STALE in codes else EXIT_OK
+    worst = next(code for code in SEVERITY if code in codes)
     if junit_path is not None:
         write_atomic(junit_path, junit.dumps(str(baseline_path), cases))
     failed = sum(1 for c in cases if c.failure is not None)
@@ -55,9 +57,11 @@ def gate(baseline_path: Path, junit_path: Path | None, update: bool, engine: str
         fresh = [bl.updated(o.check, o.result) for o in outcomes]
         write_atomic(baseline_path, bl.dumps(bl.Baseline(baseline_path, fresh, base.header)))
         click.echo(f"{baseline_path}: rewritten with the verdicts and counts of this run ({failed} checks changed)")
-        return EXIT_OK
+        return exits.OK
     click.echo(f"{len(cases) - failed} of {len(cases)} checks match {baseline_path}")
-    if worst == EXIT_STALE:
+    if worst == exits.INCOMPLETE:
+        click.echo("a check is incomplete: raise its limits, or say incomplete_ok = true in it")
+    if worst == exits.STALE:
         click.echo(f"the baseline is stale: review the changes, then run kmc gate {baseline_path} --update")
     return worst
 
@@ -71,17 +75,24 @@ def _report(out: Outcome) -> junit.Case:
                   for i in out.regressed()]
         case.failure, case.kind, case.details = "; ".join(out.regressions), "regression", "\n\n".join(traces)
         click.echo(f"FAIL   {title}")
-        for line in out.regressions + out.stale:
+        for line in [*out.regressions, *([out.incomplete] if out.incomplete else []), *out.stale]:
             click.echo(f"       {line}")
         for trace in traces:
             click.echo("")
             click.echo(trace)
             click.echo("")
+    elif out.incomplete:
+        lines = [out.incomplete, *out.stale]
+        case.failure, case.kind, case.details = out.incomplete, "incomplete", "\n".join(lines)
+        click.echo(f"INCOMPLETE {title}")
+        for line in lines:
+            click.echo(f"       {line}")
     elif out.stale:
         case.failure, case.kind, case.details = "; ".join(out.stale), "stale", "\n".join(out.stale)
         click.echo(f"STALE  {title}")
         for line in out.stale:
             click.echo(f"       {line}")
     else:
-        click.echo(f"ok     {title}  ({out.result.distinct_states:,} states, {out.seconds:.2f} s)")
+        partial = "" if out.result.complete else f", stopped by {out.result.stopped_by}: incomplete_ok"
+        click.echo(f"ok     {title}  ({out.result.distinct_states:,} states, {out.seconds:.2f} s{partial})")
     return case

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 import click
 
+from kmc import exits
 from kmc.api import state_graph
 from kmc.cli.output import write_atomic
 from kmc.errors import BadInput
@@ -111,7 +112,7 @@ def graph(graph_path: Path, terminal: bool, levels: bool, path_query: tuple[str,
             click.echo(f"  ... and {len(ends) - 20:,} more")
     if path_query:
         return _path(g, *path_query)
-    return 0
+    return exits.OK
 
 
 def _path(g: Any, src_text: str, dst_text: str) -> int:
@@ -122,12 +123,12 @@ def _path(g: Any, src_text: str, dst_text: str) -> int:
     targets = {n for n in g.nodes if dst_ok(n)}
     if not sources or not targets:
         click.echo(f"no state matches {src_text if not sources else dst_text!r}")
-        return 1
+        return exits.NO_PATH
     lengths, paths = nx.multi_source_dijkstra(g, set(sources), weight=None)
     reachable = [t for t in targets if t in paths]
     if not reachable:
         click.echo(f"no path from a state matching {src_text!r} to one matching {dst_text!r}")
-        return 1
+        return exits.NO_PATH
     best = min(reachable, key=lambda t: (lengths[t], _order(t)))
     nodes = paths[best]
     click.echo(f"shortest path from {src_text!r} to {dst_text!r}: {len(nodes) - 1} steps")
@@ -140,4 +141,4 @@ def _path(g: Any, src_text: str, dst_text: str) -> int:
         click.echo(f"  {b} (level {after['level']}) by {action}")
         for line in changed:
             click.echo(f"      {line}")
-    return 0
+    return exits.OK

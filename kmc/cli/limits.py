@@ -3,13 +3,11 @@ verdict (kmc/engines/interface.py:Limits.exhausted says when)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
 import click
 
-_UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*$", re.IGNORECASE)
+from kmc.sizes import parse_size
 
 
 class ByteSize(click.ParamType):
@@ -18,16 +16,10 @@ class ByteSize(click.ParamType):
     name = "size"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            size = value
-        else:
-            m = _SIZE.match(str(value))
-            if not m:
-                self.fail(f"{value!r} is not a size; write bytes or a number with K, M, G or T (e.g. 4G)", param, ctx)
-            size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
-        if size <= 0:
-            self.fail(f"{value!r}: the size must be positive", param, ctx)
-        return size
+        try:
+            return parse_size(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
 
 
 def limit_options() -> list[Callable[[Any], Any]]:

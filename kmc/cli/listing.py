@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kmc import registry
+from kmc import exits, registry
 from kmc.api import ENGINES
 
 
@@ -14,7 +14,7 @@ def list_models() -> int:
     """List models, modes, options, invariants, liveness properties (with their fairness) and engines."""
     for source in registry.sources():
         name, cls = source.spec, source.cls
-        _, invariants = registry.build(name)
+        model, invariants = registry.build(name)
         click.echo(f"{name}: {cls.summary}")
         click.echo(f"  from: {source.origin}")
         click.echo("  modes:")
@@ -27,15 +27,20 @@ def list_models() -> int:
         click.echo("  invariants:")
         for inv in invariants:
             click.echo(f"    {inv.name:<18} {inv.doc}")
-        properties = registry.properties_of(registry.build(name)[0])
+        lemmas = registry.lemmas(name, model)
+        if lemmas:
+            click.echo("  lemmas (proof aids; kmc check checks one when --invariant names it):")
+            for inv in lemmas:
+                click.echo(f"    {inv.name:<18} {inv.doc}")
+        properties = registry.properties_of(model)
         if properties:
-            click.echo("  properties (liveness, under their fairness):")
+            click.echo("  properties (liveness, under their fairness; kmc check --properties checks them all):")
             for prop in properties:
                 click.echo(f"    {prop.name:<18} {prop.doc}")
-                click.echo(f"    {'':<18} {prop.describe()}")
+                click.echo(f"    {'':<18} {prop.describe()}" + ("; checked by default" if prop.default else ""))
         click.echo("")
     click.echo("engines:")
     for name, engine in ENGINES.items():
         click.echo(f"  {name:<8} {engine.summary}")
         click.echo(f"  {'':<8} can: {', '.join(engine.capabilities.names())}")
-    return 0
+    return exits.OK

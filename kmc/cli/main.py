@@ -1,9 +1,5 @@
-"""The `kmc` command: a click group; each command is thin: parse, call, print.
-
-Exit codes: 0 every checked invariant holds, 12 an invariant is violated (as TLC),
-2 bad usage or bad input (one line on stderr), 1 internal error, 130 interrupted,
-3 `kmc gate`: the baseline is stale.
-"""
+"""The `kmc` command: a click group; each command is thin: parse, call, print. Exit codes
+are those of kmc/exits.py: this module turns errors and interruptions into theirs."""
 
 from __future__ import annotations
 
@@ -22,9 +18,8 @@ from kmc.cli.listing import list_models
 from kmc.cli.prove import prove
 from kmc.cli.simulate import simulate
 from kmc.cli.trace import trace
+from kmc import exits
 from kmc.errors import BadInput, RunFailed
-
-EXIT_OK, EXIT_INTERNAL, EXIT_USAGE, EXIT_VIOLATION, EXIT_INTERRUPTED = 0, 1, 2, 12, 130
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,29 +46,29 @@ def main(argv: list[str] | None = None) -> int:
         rc = e.exit_code
     except click.exceptions.Abort:
         click.echo("kmc: interrupted", err=True)
-        rc = EXIT_INTERRUPTED
+        rc = exits.INTERRUPTED
     except click.exceptions.NoArgsIsHelpError as e:
         click.echo(e.ctx.get_help() if e.ctx else e.format_message(), err=True)
-        rc = EXIT_USAGE
+        rc = exits.USAGE
     except click.UsageError as e:
         click.echo(f"kmc: error: {_one_line(e.format_message())}", err=True)
-        rc = EXIT_USAGE
+        rc = exits.USAGE
     except BadInput as e:
         click.echo(f"kmc: error: {_one_line(str(e))}", err=True)
-        rc = EXIT_USAGE
+        rc = exits.USAGE
     except click.ClickException as e:
         click.echo(f"kmc: error: {_one_line(e.format_message())}", err=True)
-        rc = EXIT_USAGE
+        rc = exits.USAGE
     except RunFailed as e:
         click.echo(f"kmc: error: {_one_line(str(e))}", err=True)
-        rc = EXIT_INTERNAL
+        rc = exits.INTERNAL
     except KeyboardInterrupt:
         click.echo("kmc: interrupted", err=True)
-        rc = EXIT_INTERRUPTED
+        rc = exits.INTERRUPTED
     except Exception:
         click.echo("kmc: internal error (please report it with the command line):", err=True)
         traceback.print_exc()
-        rc = EXIT_INTERNAL
+        rc = exits.INTERNAL
     if argv is None:
         sys.exit(rc or 0)
     return int(rc or 0)

@@ -1,8 +1,8 @@
 """`kmc prove MODEL --invariant NAME`: k-induction with z3 (kmc/engines/symbolic/induction.py).
 
-Exit codes: 0 proved, 12 counterexample (a real run violates the invariant or a lemma),
-10 not proved (not inductive at the largest k tried, or the solver ran out of time),
-2 bad usage.
+Exit codes (kmc/exits.py): OK proved, VIOLATION counterexample (a real run violates the
+invariant or a lemma), NOT_PROVED (not inductive at the largest k tried, or the solver ran out
+of time), USAGE.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from typing import Any
 
 import click
 
-from kmc import api, registry
+from kmc import api, exits, registry
 from kmc.api import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, Proof
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.model.core import Invariant, Model, Option
 from kmc.traces import text
 from kmc.traces.trace import Step, Trace
-
-EXIT_PROVED, EXIT_NOT_PROVED, EXIT_COUNTEREXAMPLE = 0, 10, 12
 
 
 def make_prove(name: str, options: tuple[Option, ...]) -> click.Command:
@@ -60,8 +58,8 @@ def run_prove_command(
         click.echo(model.title())
         click.echo(render(model, proof, {i.name: i for i in known}))
     if proof.verdict == PROVED:
-        return EXIT_PROVED
-    return EXIT_COUNTEREXAMPLE if proof.verdict == COUNTEREXAMPLE else EXIT_NOT_PROVED
+        return exits.OK
+    return exits.VIOLATION if proof.verdict == COUNTEREXAMPLE else exits.NOT_PROVED
 
 
 def render(model: Model, proof: Proof, known: dict[str, Invariant]) -> str:

@@ -69,6 +69,12 @@ class CheckResult:
         return ([n for n, v in self.invariants.items() if v.holds is False and not v.report]
                 + [n for n, v in self.properties.items() if v.holds is False])
 
+    @property
+    def undecided(self) -> list[str]:
+        """Invariants and properties the run left undecided (`holds is None`): a limit stopped it
+        first (`stopped_by`). The commands exit 4 when some are and none is violated."""
+        return [n for n, v in [*self.invariants.items(), *self.properties.items()] if v.holds is None]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "model": self.model,

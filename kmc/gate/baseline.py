@@ -17,10 +17,17 @@ Optional per check: `engine` (default vector), `symmetry`, and `fires`, a list o
 families that must fire at least once (the run collects coverage: a change that silently
 disables a rule is a regression). A check without `[check.expect]`
 checks every invariant of its model; `kmc gate --update` fills the expectations in.
+
+Limits, optional per check, as the flags of `kmc check`: `time_limit` (seconds), `max_states`,
+`max_depth` (BFS levels), `memory_limit` (bytes, or a size such as "4G"). A check they stop
+with an invariant undecided is INCOMPLETE (a failure; `kmc gate` exits 4), unless it says
+`incomplete_ok = true`: then an undecided invariant passes where the baseline expects "holds"
+(read: not violated within the limits).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,8 +38,10 @@ from kmc.api import DEFAULT_ENGINE, ENGINES, CheckResult, Verdict, able
 from kmc.tomlfile import TomlFile, type_name
 from kmc.errors import BadInput
 from kmc.model.core import Model
+from kmc.sizes import parse_size
 
-CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect", "fires"}
+LIMIT_KEYS = ("time_limit", "max_states", "max_depth", "memory_limit")
+CHECK_KEYS = {"model", "engine", "symmetry", "states", "settings", "expect", "fires", *LIMIT_KEYS, "incomplete_ok"}
 _VIOLATED = re.compile(r"^violated (\d+)$")
 
 
@@ -66,6 +75,11 @@ class Check:
     expect: dict[str, Expected] = field(default_factory=dict)
     base: Path | None = None  # where a model file's relative path starts: the baseline's folder
     fires: list[str] = field(default_factory=list)  # action families that must fire
+    time_limit: float | None = None  # seconds
+    max_states: int | None = None
+    max_depth: int | None = None  # BFS levels, the initial states being level 1
+    memory_limit: int | None = None  # bytes
+    incomplete_ok: bool = False  # an undecided invariant passes where "holds" is expected
 
 
 @dataclass
@@ -133,7 +147,38 @@ def _check(f: TomlFile, k: int, entry: Any) -> Check:
         if name not in names:
             raise f.error(f"unknown invariant {name!r} for model {model}; allowed: {', '.join(sorted(names))}",
                           (*where, "expect"), name)
-    return Check(model, settings, engine, symmetry, states, expect, base, fires)
+    limits = _limits(f, where, entry)
+    incomplete_ok = bool(_typed(f, where, entry, "incomplete_ok", bool))
+    return Check(model, settings, engine, symmetry, states, expect, base, fires, **limits, incomplete_ok=incomplete_ok)
+
+
+def _limits(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any]) -> dict[str, Any]:
+    """The check's limits: a positive number of seconds, positive counts, a size."""
+    out: dict[str, Any] = {}
+    seconds = entry.get("time_limit")
+    if seconds is not None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not (
+                math.isfinite(seconds) and seconds > 0):
+            raise f.error(f"key 'time_limit' must be a positive number of seconds (got {seconds!r})", where,
+                          "time_limit")
+        out["time_limit"] = float(seconds)
+    for key in ("max_states", "max_depth"):
+        count = _typed(f, where, entry, key, int)
+        if count is not None and count < 1:
+            raise f.error(f"key {key!r} must be at least 1 (got {count})", where, key)
+        out[key] = count
+    size = entry.get("memory_limit")
+    if size is not None:
+        if isinstance(size, bool) or not isinstance(size, (int, str)):
+            raise f.error(f"key 'memory_limit' must be bytes or a size such as \"4G\" (got {type_name(size)})",
+                          where, "memory_limit")
+        try:
+            out["memory_limit"] = parse_size(size)
+        except ValueError as e:
+            raise f.error(f"key 'memory_limit': {e}", where, "memory_limit")
+    if entry.get("engine") == "z3" and out.get("max_states") is not None:
+        raise f.error("'max_states' is for the explicit engines: the z3 engine counts no states", where, "max_states")
+    return out
 
 
 def _fires(f: TomlFile, where: tuple[Any, ...], entry: dict[str, Any], model: str, instances: list[Any]) -> list[str]:
@@ -194,16 +239,26 @@ def _expect(f: TomlFile, where: tuple[Any, ...], raw: dict[str, Any]) -> dict[st
 
 
 def updated(check: Check, result: CheckResult) -> Check:
-    """The check with the expectations `result` shows."""
+    """The check with the expectations `result` shows (with incomplete_ok, "holds" for an
+    invariant the limits left undecided: not violated within them)."""
     expect = {}
     for name, verdict in result.invariants.items():
         seen = Expected.of(verdict)
+        if seen is None and check.incomplete_ok:
+            seen = Expected(True)
         if seen is not None:
             expect[name] = seen
-    states = result.distinct_states if result.complete or check.states is not None else None
+    states = result.distinct_states if counts_exact(result) else check.states
     # every option written out: the baseline pins the configuration even if a default changes
     return Check(check.model, dict(result.settings), check.engine, check.symmetry, states, expect, check.base,
-                 check.fires)
+                 check.fires, check.time_limit, check.max_states, check.max_depth, check.memory_limit,
+                 check.incomplete_ok)
+
+
+def counts_exact(result: CheckResult) -> bool:
+    """Whether a run's state count is the same every time: a complete run, or one stopped by a
+    count (max_states, max_depth), not by the clock or the memory."""
+    return result.complete or result.stopped_by in ("max-states", "max-depth")
 
 
 def dumps(baseline: Baseline) -> str:
@@ -221,6 +276,11 @@ def dumps(baseline: Baseline) -> str:
             out.append(f"states = {c.states}")
         if c.fires:
             out.append("fires = [" + ", ".join(_q(x) for x in c.fires) + "]")
+        for key in LIMIT_KEYS:
+            if getattr(c, key) is not None:
+                out.append(f"{key} = {getattr(c, key)!r}")
+        if c.incomplete_ok:
+            out.append("incomplete_ok = true")
         out.append("[check.settings]")
         for key, value in c.settings.items():
             out.append(f"{key} = {_value(value)}")

@@ -18,7 +18,7 @@ class Case:
     classname: str  # kmc.gate.<model>
     seconds: float
     failure: str | None = None  # one-line message
-    kind: str = ""  # "regression" or "stale"
+    kind: str = ""  # "regression", "incomplete" or "stale"
     details: str = ""  # the trace or the differences
 
 

@@ -135,7 +135,8 @@ Predicate = Callable[[StateView, Backend], Any]
 
 
 def _conjunct(name: str, form: str, predicate: Predicate, doc: str, fair: tuple[Fairness, ...]) -> Property:
-    return Property(name, form, predicate, " ".join(doc.split()), fair)
+    # default: the specification's cfg checks these properties, so `kmc check kraft` does too
+    return Property(name, form, predicate, " ".join(doc.split()), fair, default=True)
 
 
 def eventually_runs(m: Kraft, b: int, fair: tuple[Fairness, ...] = SPEC_FAIRNESS) -> Property:

@@ -9,7 +9,10 @@ lifted operations of a backend `X`, so every interpretation runs them):
     eventually always P   <>[]P       from some point on, P holds for ever
 
 It is declared where invariants are, in the model's `invariants_module`, by a function
-`properties(model)` beside `invariants(model)`:
+`properties(model)` beside `invariants(model)`. `kmc check` checks a property when it is named
+(`--property NAME`), with `--properties`, or, when no `--invariant` is named, if it is declared
+`default=True`: a property the protocol is meant to satisfy, as those a specification's cfg
+checks (kraft's); a property known to fail in the specification itself stays `default=False`.
 
     @eventually("elected", fair=[weak("elect_leader")])
     def elected(m, s, X):
@@ -104,13 +107,15 @@ def strong(action: str, *per: str) -> Fairness:
 @dataclass(frozen=True)
 class Property:
     """A named liveness property: `form` (a key of FORMS) over `predicate(s, X)`, which gives P
-    (for leads_to the pair (P, Q)), checked on the behaviours that satisfy `fairness`."""
+    (for leads_to the pair (P, Q)), checked on the behaviours that satisfy `fairness`; `default`:
+    `kmc check` checks it when no property and no invariant is named."""
 
     name: str
     form: str
     predicate: Callable[[Any, Any], Any]
     doc: str
     fairness: tuple[Fairness, ...] = ()
+    default: bool = False
 
     @property
     def formula(self) -> str:
@@ -132,8 +137,8 @@ class Property:
 M = TypeVar("M")
 
 
-def _declare(form: str, name: str, fair: Sequence[Fairness]) -> Callable[[Callable[[M, StateView, Backend], Any]],
-                                                                         Callable[[M], Property]]:
+def _declare(form: str, name: str, fair: Sequence[Fairness], default: bool) -> Callable[
+        [Callable[[M, StateView, Backend], Any]], Callable[[M], Property]]:
     if form not in FORMS:
         raise ValueError(f"unknown property form {form!r}; allowed: {', '.join(FORMS)}")
 
@@ -141,7 +146,7 @@ def _declare(form: str, name: str, fair: Sequence[Fairness]) -> Callable[[Callab
         doc = " ".join((fn.__doc__ or "").split())
 
         def bind(m: M) -> Property:
-            return Property(name, form, lambda s, X: fn(m, s, X), doc, tuple(fair))
+            return Property(name, form, lambda s, X: fn(m, s, X), doc, tuple(fair), default)
 
         bind.__name__ = fn.__name__
         bind.__doc__ = fn.__doc__
@@ -150,25 +155,26 @@ def _declare(form: str, name: str, fair: Sequence[Fairness]) -> Callable[[Callab
     return declare
 
 
-def eventually(name: str, *, fair: Sequence[Fairness] = ()) -> Callable[[Callable[[M, StateView, Backend], Bool]],
-                                                                        Callable[[M], Property]]:
-    """Declares `<>P`: the decorated function of (model, s, X) is P, its docstring the doc."""
-    return _declare("eventually", name, fair)
+def eventually(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
+        [Callable[[M, StateView, Backend], Bool]], Callable[[M], Property]]:
+    """Declares `<>P`: the decorated function of (model, s, X) is P, its docstring the doc;
+    `default=True`: `kmc check` checks it unless told which properties or invariants to check."""
+    return _declare("eventually", name, fair, default)
 
 
-def leads_to(name: str, *, fair: Sequence[Fairness] = ()) -> Callable[[Callable[[M, StateView, Backend], Any]],
-                                                                      Callable[[M], Property]]:
+def leads_to(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
+        [Callable[[M, StateView, Backend], Any]], Callable[[M], Property]]:
     """Declares `P ~> Q`: the decorated function returns the pair (P, Q)."""
-    return _declare("leads_to", name, fair)
+    return _declare("leads_to", name, fair, default)
 
 
-def always_eventually(name: str, *, fair: Sequence[Fairness] = ()) -> Callable[
+def always_eventually(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
         [Callable[[M, StateView, Backend], Bool]], Callable[[M], Property]]:
     """Declares `[]<>P`."""
-    return _declare("always_eventually", name, fair)
+    return _declare("always_eventually", name, fair, default)
 
 
-def eventually_always(name: str, *, fair: Sequence[Fairness] = ()) -> Callable[
+def eventually_always(name: str, *, fair: Sequence[Fairness] = (), default: bool = False) -> Callable[
         [Callable[[M, StateView, Backend], Bool]], Callable[[M], Property]]:
     """Declares `<>[]P`."""
-    return _declare("eventually_always", name, fair)
+    return _declare("eventually_always", name, fair, default)

@@ -1,6 +1,6 @@
 """Checking liveness properties on an explored graph, for the explicit engines: per property
 its fairness conditions, its predicates on every state, a violating lasso or a verdict that
-it holds; each lasso becomes a Trace with `loop` set (replayed by kmc/engines/run.py)."""
+it holds; each lasso becomes a Trace with `loop` set (replayed by kmc/api.py)."""
 
 from __future__ import annotations
 
