@@ -122,11 +122,11 @@ def prove(model: Model, invariant: Invariant, lemmas: Sequence[Invariant] = (), 
 
 def _can_check_properties(model: Model, properties: Sequence[Property], engine: str, search: SearchOptions) -> None:
     if not ENGINES[engine].capabilities.liveness:
-        raise BadInput(f"liveness properties are checked by the {' and '.join(able('liveness'))} engines, not by "
-                       f"{engine} (name none, or use --engine vector)")
+        raise BadInput(f"the {engine} engine does not check liveness properties; the "
+                       f"{' and '.join(able('liveness'))} engines do (check no property there, or use --engine vector)")
     if search.symmetry:
         raise BadInput("liveness properties cannot be checked with --symmetry (a cycle of canonical states "
-                       "need not be a cycle of concrete ones); check no property or drop --symmetry")
+                       "need not be a cycle of concrete ones); check no property there, or drop --symmetry")
     for prop in properties:
         for fair in prop.fairness:
             try:

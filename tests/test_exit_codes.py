@@ -129,7 +129,7 @@ def test_replications_properties_run_only_when_asked(run_kmc) -> None:
 @pytest.mark.parametrize("flags,message", [
     (["--properties", "--property", "leader-elected"], "kmc: error: --property and --properties exclude each other"),
     (["--properties", "--no-properties"], "kmc: error: --properties and --no-properties exclude each other"),
-    (["--engine", "z3", "--properties"], "kmc: error: --engine z3 does not check liveness properties"),
+    (["--engine", "z3", "--properties"], "kmc: error: the z3 engine does not check liveness properties"),
 ])
 def test_property_flags_that_cannot_go_together(run_kmc, flags: list[str], message: str) -> None:
     rc, _, err = run_kmc("check", *KIP320, *flags, "--quiet")

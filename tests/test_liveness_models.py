@@ -86,7 +86,7 @@ def test_property_flags_refuse_what_cannot_be_done(run_kmc) -> None:  # type: ig
     rc, _, err = run_kmc("check", "replication", "--property", "no-such", "--quiet")
     assert rc == 2 and "unknown property 'no-such'; allowed: leader-elected" in err
     rc, _, err = run_kmc("check", "replication", "--engine", "z3", "--property", "leader-elected", "--quiet")
-    assert rc == 2 and "--engine z3 does not check liveness properties" in err and len(err.strip().splitlines()) == 1
+    assert rc == 2 and "the z3 engine does not check liveness properties" in err and len(err.strip().splitlines()) == 1
     rc, _, err = run_kmc("check", "replication", "--property", "leader-elected", "--no-properties", "--quiet")
     assert rc == 2
 

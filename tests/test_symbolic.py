@@ -134,14 +134,22 @@ def test_check_engine_z3(run_kmc) -> None:
 
 
 @pytest.mark.parametrize("argv,message", [
-    (["--depth", "3"], "--depth is only valid with --engine z3"),
-    (["--engine", "z3", "--max-depth", "3"], "--max-depth is for the explicit engines"),
-    (["--engine", "z3", "--symmetry"], "--symmetry is for the explicit engines"),
+    (["--depth", "3"], "--depth: only for --engine z3 (the engine is vector)"),
+    (["--engine", "z3", "--depth", "3", "--max-depth", "3"], "--max-depth is for the explicit engines"),
+    (["--engine", "z3", "--symmetry"], "the z3 engine does not reduce by symmetry"),
     (["--engine", "z3", "--max-states", "9"], "--max-states is for the explicit engines"),
 ])
 def test_check_depth_usage_errors(run_kmc, argv: list[str], message: str) -> None:
     rc, out, err = run_kmc("check", "replication", *argv)
     assert rc == 2 and out == "" and message in err and err.startswith("kmc: error:")
+
+
+def test_max_depth_is_the_bound_in_levels_for_z3_too(run_kmc) -> None:
+    """--max-depth N (levels) is --depth N - 1 (steps) for the bounded search."""
+    by_levels = run_kmc("check", "replication", "--mode", "kip320", "--engine", "z3", "--max-depth", "4", "--json", "-q")
+    by_steps = run_kmc("check", "replication", "--mode", "kip320", "--engine", "z3", "--depth", "3", "--json", "-q")
+    assert by_levels[0] == by_steps[0] == 4
+    assert json.loads(by_levels[1])["depth"] == json.loads(by_steps[1])["depth"] == 4
 
 
 def test_prove_verdicts_and_exit_codes(run_kmc) -> None:
