@@ -22,7 +22,7 @@ from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
 from kmc.traces import lasso
 from kmc.semantics.contract import contract_problems
-from kmc.semantics.differential import differences
+from kmc.semantics.differential import report
 from kmc.traces.replay import replay
 
 Engine = Callable[..., CheckResult]
@@ -126,9 +126,7 @@ def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
     if problems:
         raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: " + "; ".join(problems))
     if type(model).__module__.split(".")[0] != "kmc":
-        found = differences(model, invariants, rng=0, count=DIFFERENTIAL_STATES)
+        found = report(model, invariants, rng=0, count=DIFFERENTIAL_STATES)
         if found:
-            raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: its interpretations "
-                                f"disagree (a Python `is`, a dict or set keyed by a state value?): "
-                                + "; ".join(map(str, found)))
+            raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: {found}")
     _KEPT.add(key)

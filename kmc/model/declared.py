@@ -125,9 +125,10 @@ def check_invariants(items: Any, make: Callable[..., Any], kind: type, what: str
     seen: set[str] = set()
     for item in items:
         if isinstance(item, kind):
-            if item.name in seen:
-                raise DeclarationError(f"{at}: {what} returns two named {item.name!r}: give each its own name")
-            seen.add(item.name)
+            name = str(getattr(item, "name"))
+            if name in seen:
+                raise DeclarationError(f"{at}: {what} returns two named {name!r}: give each its own name")
+            seen.add(name)
             continue
         if getattr(item, "declares_invariant", None):
             name = getattr(item, "__name__", "f")
