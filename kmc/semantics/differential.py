@@ -69,9 +69,8 @@ class OutOfRange:
     count: int  # (instance, state) pairs of this action that leave a range
 
     def __str__(self) -> str:
-        more = f" ({self.count} such steps)" if self.count > 1 else ""
         return (f"{self.subject} sets {self.field} to {self.value}, outside [{self.lo}, {self.hi}], from the reachable "
-                f"state {self.state} (effect at {self.where}){more}: guard it, or widen the range of {self.field}")
+                f"state {self.state} (effect at {self.where}): guard it, or widen the range of {self.field}")
 
 
 def draw(model: Model, rng: random.Random, count: int) -> list[State]:
