@@ -215,7 +215,8 @@ def invariants_of(model: Model) -> list[Invariant]:
     make = _builder(type(model), "invariants")
     if make is None:
         where = getattr(type(model), "invariants_module", None) or type(model).__module__
-        raise BadInput(f"model {model.name}: no invariants(model) function in {where}")
+        raise BadInput(f"model {model.name}: no invariants(model) function in {where}: define "
+                       "`def invariants(model) -> list[Invariant]` there, returning the model's invariants")
     return declared.check_invariants(declared.call_listing(make, model, "invariants(model)"), make, Invariant,
                                      "invariants(model)")
 

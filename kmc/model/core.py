@@ -83,6 +83,11 @@ class Domain:
     values: Callable[[Any], Iterable[int]]
     show: Callable[[int], str] = str
 
+    def __post_init__(self) -> None:
+        if not callable(self.values):
+            raise DeclarationError(f"{declared.caller()}: Domain({self.values!r}) takes a function of the model, "
+                                   "as Domain(lambda m: m.R, replica_name) or Domain(lambda m: range(3))")
+
 
 def distinct(a: int, b: int, *rest: int) -> bool:
     """`where=distinct`: the first two parameters differ (a replica never follows itself)."""
@@ -166,6 +171,11 @@ def action(*, name: str | None = None, where: Callable[..., bool] | None = None,
     the action's name when it is not the method's (a spec variant of a common action)."""
 
     def declare(guard: Callable[..., Bool]) -> ActionDef:
+        for key, domain in params.items():
+            if not isinstance(domain, Domain):
+                raise DeclarationError(f"{defined_at(guard)}: action {name or guard.__name__}: its parameter {key} "
+                                       f"ranges over {domain!r}, not a Domain: declare one, as REPLICA = "
+                                       f"Domain(lambda m: m.R, replica_name), and write {key}=REPLICA")
         return ActionDef(guard, name, params, where)
 
     return declare

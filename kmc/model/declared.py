@@ -24,7 +24,7 @@ from types import CodeType
 from typing import Any, Callable, Iterable, Iterator
 
 from kmc.errors import BadInput
-from kmc.model.located import DeclarationError, class_at, code_of, defined_at, failed
+from kmc.model.located import DeclarationError, class_at, code_of, defined_at, failed, is_contract, short
 from kmc.model.schema import Schema
 
 REQUIRED = {
@@ -154,6 +154,14 @@ def call_listing(make: Callable[..., Any], model: Any, what: str) -> Any:
                                "`def f(m, s, X)`, listed as f(model)") from e
     except Exception as e:
         raise failed(what, e, make) from e
+
+
+def caller() -> str:
+    """`file:line` of the first frame outside the model contract: where a declaration was written."""
+    frame = sys._getframe(1)
+    while frame.f_back is not None and is_contract(frame.f_code.co_filename):
+        frame = frame.f_back
+    return f"{short(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
 def _call(method: Callable[[], Any], part: str, fn: Callable[..., Any]) -> Any:

@@ -91,7 +91,7 @@ def class_at(cls: type) -> str:
 def is_contract(filename: str) -> bool:
     """Frames of the model contract and of the standard library: never the model's own code."""
     path = path_key(filename)
-    if path in CONTRACT or filename.startswith("<frozen"):
+    if path in CONTRACT or filename.startswith(("<frozen", "<string>")):  # <string>: a dataclass's __init__
         return True
     return path.startswith(_STDLIB) and not any(p in ("site-packages", "dist-packages") for p in path.split(os.sep))
 

@@ -44,6 +44,11 @@ class Field:
     replica_axes: tuple[int, ...] = ()
     holds_replica: bool = False
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.shape, tuple) or not all(isinstance(n, int) and n > 0 for n in self.shape):
+            raise Mistake(f"field {self.name}: shape={self.shape!r}: a shape is a tuple of sizes, as shape=(3,) "
+                          "or shape=(3, 2)")
+
     @property
     def size(self) -> int:
         return math.prod(self.shape)
@@ -168,6 +173,9 @@ class Schema:
         if isinstance(value, dict):
             items: Any = value.items()
         else:
+            if not hasattr(value, "__len__"):
+                raise ValueError(f"one value for an axis of size {shape[0]}: give a list, or {{index: value}} for "
+                                 "some elements")
             if len(value) != shape[0]:
                 raise ValueError(f"a value of length {len(value)} for an axis of size {shape[0]}")
             items = enumerate(value)
