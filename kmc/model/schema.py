@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
@@ -45,7 +46,7 @@ class Field:
     holds_replica: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.shape, tuple) or not all(isinstance(n, int) and n > 0 for n in self.shape):
+        if not isinstance(self.shape, tuple) or not all(isinstance(n, numbers.Integral) and n >= 0 for n in self.shape):
             raise Mistake(f"field {self.name}: shape={self.shape!r}: a shape is a tuple of sizes, as shape=(3,) "
                           "or shape=(3, 2)")
 
