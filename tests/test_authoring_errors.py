@@ -227,6 +227,12 @@ CONSTRUCTS = [
                                           ("return s.x <= 3", "return s.x[0] <= 3")), "effect",
      "ValueError: effect sets field x: one value for an axis of size 2: give a list, or {index: value} for some "
      "elements"),
+    ("a guard without return", planted(("return s.x < 3  # mark: guard", "s.x < 3  # mark: guard")),
+     "action", "the guard returns None: return a truth value (a missing `return`?), at {FILE}"),
+    ("an effect without return", planted(('return {"x": s.x + k}  # mark: effect body',
+                                          '{"x": s.x + k}  # mark: effect body')),
+     "effect", "the effect returns None, not a dict: return {\"field\": new value, ...} (a missing `return`?), "
+     "at {FILE}"),
     ("dict get", planted(("return s.x < 3  # mark: guard", "return TABLE.get(s.x, 0) == 1  # mark: guard")),
      "guard", "use X.at(a_list, i) or X.ite over the keys for a dict or set lookup"),
 ]
@@ -368,4 +374,6 @@ def test_a_model_option_before_the_model_is_one_line(capsys: pytest.CaptureFixtu
     rc, out, err = run(Path("."), ["check", "--engine", "scalar", "--mode", "kip320", "replication"], capsys)
     assert (rc, out) == (2, "") and err == [
         "kmc: error: --mode before the model: a model's own options (its mode, bounds and switches) follow its name, "
-        "as kmc check MODEL --mode ...; only check's options may come before it"]
+        "as kmc check replication --mode ...; only check's options may come before it"]
+    rc, out, err = run(Path("."), ["compare", "--engin", "scalar", "replication"], capsys)
+    assert (rc, out) == (2, "") and err == ["kmc: error: no such option: --engin (did you mean --engine?)"]

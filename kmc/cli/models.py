@@ -8,12 +8,14 @@ model's options exist only once the model is named, so they come after it.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Callable
 
 import click
 
 from kmc import registry
 from kmc.cli.config import model_in_front
+from kmc.errors import BadInput
 from kmc.model.core import Option
 
 
@@ -63,11 +65,23 @@ class ModelGroup(click.Group):
                 return [arg, *args[:k], *args[k + 1:]]
             flag, inline = arg.split("=", 1)[0], "=" in arg
             if flag not in takes_value:
-                raise click.UsageError(
-                    f"{flag} before the model: a model's own options (its mode, bounds and switches) follow its "
-                    f"name, as kmc {self.name} MODEL {flag} ...; only {self.name}'s options may come before it")
+                raise click.UsageError(self._misplaced(flag, args, list(takes_value)))
             k += 2 if takes_value[flag] and not inline else 1
         return args
+
+    def _misplaced(self, flag: str, args: list[str], generic: list[str]) -> str:
+        """The message for an option before the model that is not one of the command's own."""
+        named = [a for a in args if not a.startswith("-") and (a in registry.names() or registry.is_path(a))]
+        if named:
+            try:
+                options = [o.flag for o in registry.model_class(named[0]).options]
+            except BadInput:
+                options = []
+            if flag in options or (flag.startswith("--no-") and "--" + flag[5:] in options):
+                return (f"{flag} before the model: a model's own options (its mode, bounds and switches) follow its "
+                        f"name, as kmc {self.name} {named[0]} {flag} ...; only {self.name}'s options may come before it")
+        near = difflib.get_close_matches(flag, generic, n=1)
+        return f"no such option: {flag}" + (f" (did you mean {near[0]}?)" if near else "")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return registry.names()

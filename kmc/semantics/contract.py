@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from kmc.model.core import Invariant, Model
-from kmc.model.located import explained
+from kmc.model.located import Mistake, explained
 from kmc.semantics.replacement import replacement
 from kmc.semantics.settings import models
 from kmc.semantics.tracing import TRACING, DataDependentBranch, Term
@@ -57,8 +57,13 @@ def problems(model: Model, invariants: Sequence[Invariant]) -> list[Problem]:
     def run(subject: str, family: str, part: str, fn: Callable[..., Any], *args: Any) -> None:
         try:
             out = fn(view, TRACING, *args)
+            if part == "effect" and not isinstance(out, dict):
+                raise Mistake(f"the effect returns {out!r}, not a dict: return {{\"field\": new value, ...}}"
+                              + (" (a missing `return`?)" if out is None else ""))
             if part == "effect":
                 schema.updates(out)
+            elif out is None:
+                raise Mistake(f"the {part} returns None: return a truth value (a missing `return`?)")
         except Exception as e:  # noqa: BLE001 - every error is a break of the contract
             branch = isinstance(e, DataDependentBranch)
             what = str(e) if branch else explained(e)
