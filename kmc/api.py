@@ -160,11 +160,9 @@ def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
     if problems:
         raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: " + "; ".join(problems))
     if type(model).__module__.split(".")[0] != "kmc":
-        from kmc.semantics.differential import differences  # z3 among the interpretations: loaded only here
+        from kmc.semantics.differential import report  # z3 among the interpretations: loaded only here
 
-        found = differences(model, invariants, rng=0, count=DIFFERENTIAL_STATES)
+        found = report(model, invariants, rng=0, count=DIFFERENTIAL_STATES)
         if found:
-            raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: its interpretations "
-                                f"disagree (a Python `is`, a dict or set keyed by a state value?): "
-                                + "; ".join(map(str, found)))
+            raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: {found}")
     _KEPT.add(key)

@@ -30,6 +30,7 @@ from types import ModuleType
 from typing import Any, Callable, TypeVar
 
 from kmc.errors import BadInput
+from kmc.model import declared
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
 
@@ -214,8 +215,10 @@ def invariants_of(model: Model) -> list[Invariant]:
     make = _builder(type(model), "invariants")
     if make is None:
         where = getattr(type(model), "invariants_module", None) or type(model).__module__
-        raise BadInput(f"model {model.name}: no invariants(model) function in {where}")
-    return list(make(model))
+        raise BadInput(f"model {model.name}: no invariants(model) function in {where}: define "
+                       "`def invariants(model) -> list[Invariant]` there, returning the model's invariants")
+    return declared.check_invariants(declared.call_listing(make, model, "invariants(model)"), make, Invariant,
+                                     "invariants(model)")
 
 
 def lemmas(spec: str, model: Model) -> list[Invariant]:
@@ -223,13 +226,19 @@ def lemmas(spec: str, model: Model) -> list[Invariant]:
     the model's invariants); `kmc check` checks them only when named (`select_invariants`):
     they are proof aids, and some are true only in the modes whose proofs use them."""
     make = _builder(type(model), "lemmas")
-    return [] if make is None else list(make(model))
+    if make is None:
+        return []
+    return declared.check_invariants(declared.call_listing(make, model, "lemmas(model)"), make, Invariant,
+                                     "lemmas(model)")
 
 
 def properties_of(model: Model) -> list[Property]:
     """The model's liveness properties: `properties(model)` beside `invariants(model)`, if any."""
     make = _builder(type(model), "properties")
-    return [] if make is None else list(make(model))  # type: ignore[arg-type]
+    if make is None:
+        return []
+    return declared.check_invariants(declared.call_listing(make, model, "properties(model)"), make, Property,
+                                     "properties(model)")
 
 
 N = TypeVar("N", Invariant, Property)

@@ -235,7 +235,8 @@ def test_the_message_quotes_the_line_and_the_function() -> None:
     model = Branchy()
     (problem,) = contract_problems(model, model.invariants())
     assert problem == ("action bump(k=1) (guard): truth value of state-dependent term (x < 3) asked for, "
-                       f"at tests/{at_line('planted: if')} (in guard) `if s.x < 3:  # planted: if`")
+                       f"at tests/{at_line('planted: if')} (in guard) `if s.x < 3:  # planted: if`: "
+                       "use X.ite(c, a, b) for `if` (compute both branches, choose with X.ite)")
 
 
 def test_is_escapes_tracing_but_not_the_differential_check() -> None:

@@ -1,17 +1,21 @@
 """Click commands generated per model: `kmc check MODEL [model options]`.
 
 Each model's options (bounds, mode, switches) become flags with the model's own names and
-ranges, so bad values are refused by click with the flag and what is allowed.
+ranges, so bad values are refused by click with the flag and what is allowed. The command's
+own options (`--engine`, `--max-states`...) may come before the model or after it; a
+model's options exist only once the model is named, so they come after it.
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any, Callable
 
 import click
 
 from kmc import registry
 from kmc.cli.config import model_in_front
+from kmc.errors import BadInput
 from kmc.model.core import Option
 
 
@@ -41,7 +45,43 @@ class ModelGroup(click.Group):
     takes_model = True  # run files may name the model (kmc/cli/config.py)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, model_in_front(args, registry.names()))
+        return super().parse_args(ctx, model_in_front(self._model_first(args), registry.names()))
+
+    def _model_first(self, args: list[str]) -> list[str]:
+        """`kmc check --engine scalar MODEL ...` as `kmc check MODEL --engine scalar ...`: the
+        model moved in front of the command's own options that precede it."""
+        if not args or not args[0].startswith("-"):
+            return args
+        takes_value: dict[str, bool] = {}
+        for p in self._make(registry.names()[0], ()).params:  # the options every model's command has
+            if isinstance(p, click.Option):
+                takes_value.update({o: not p.is_flag for o in [*p.opts, *p.secondary_opts]})
+        k = 0
+        while k < len(args):
+            arg = args[k]
+            if arg == "--" or arg in ("-h", "--help"):
+                return args
+            if not arg.startswith("-"):
+                return [arg, *args[:k], *args[k + 1:]]
+            flag, inline = arg.split("=", 1)[0], "=" in arg
+            if flag not in takes_value:
+                raise click.UsageError(self._misplaced(flag, args, list(takes_value)))
+            k += 2 if takes_value[flag] and not inline else 1
+        return args
+
+    def _misplaced(self, flag: str, args: list[str], generic: list[str]) -> str:
+        """The message for an option before the model that is not one of the command's own."""
+        named = [a for a in args if not a.startswith("-") and (a in registry.names() or registry.is_path(a))]
+        if named:
+            try:
+                options = [o.flag for o in registry.model_class(named[0]).options]
+            except BadInput:
+                options = []
+            if flag in options or (flag.startswith("--no-") and "--" + flag[5:] in options):
+                return (f"{flag} before the model: a model's own options (its mode, bounds and switches) follow its "
+                        f"name, as kmc {self.name} {named[0]} {flag} ...; only {self.name}'s options may come before it")
+        near = difflib.get_close_matches(flag, generic, n=1)
+        return f"no such option: {flag}" + (f" (did you mean {near[0]}?)" if near else "")
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return registry.names()

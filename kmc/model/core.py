@@ -27,11 +27,14 @@ This module depends on nothing else in kmc: engines depend on it, never the reve
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequence, TypeVar, overload
 
 from kmc.errors import BadInput
+from kmc.model import declared
+from kmc.model.located import DeclarationError, defined_at, failed
 from kmc.model.schema import (  # noqa: F401 (re-exported: model files import the contract from here)
     NONE, Bool, Effect, Field, Int, Schema, State, StateView, View, replica_name,
 )
@@ -80,6 +83,11 @@ class Domain:
     values: Callable[[Any], Iterable[int]]
     show: Callable[[int], str] = str
 
+    def __post_init__(self) -> None:
+        if not callable(self.values):
+            raise DeclarationError(f"{declared.caller()}: Domain({self.values!r}) takes a function of the model, "
+                                   "as Domain(lambda m: m.R, replica_name) or Domain(lambda m: range(3))")
+
 
 def distinct(a: int, b: int, *rest: int) -> bool:
     """`where=distinct`: the first two parameters differ (a replica never follows itself)."""
@@ -102,7 +110,8 @@ class ActionDef:
     def effect(self, fn: Callable[..., Effect]) -> Callable[..., Effect]:
         """Declares the action's effect: the fields it changes (decorate a method named `_`)."""
         if self._effect is not None:
-            raise TypeError(f"action {self.name}: a second effect declared")
+            raise DeclarationError(f"{defined_at(fn)}: action {self.name}: a second effect declared: "
+                                   "an action has one effect")
         self._check_arity(fn, "effect")
         self._effect = fn
         return fn
@@ -113,7 +122,7 @@ class ActionDef:
         `consume = Transactions.consume.replace(guard=_reads_to_log_end)`."""
         effect = effect or self._effect
         if effect is None:
-            raise TypeError(f"action {self.name} declares no effect")
+            raise self.no_effect()
         out = ActionDef(guard or self.guard, self.name, self.params, self.where)
         out.doc = self.doc
         out.effect(effect)
@@ -123,10 +132,16 @@ class ActionDef:
         code = getattr(fn, "__code__", None)
         want = 3 + len(self.params)  # self, s, X, then one per parameter
         if code is not None and code.co_argcount != want:
-            raise TypeError(
-                f"action {self.name}: its {part} takes {code.co_argcount} arguments; with parameters "
-                f"({', '.join(self.params)}) it must take (self, s, X, {', '.join(self.params)})"
+            raise DeclarationError(
+                f"{defined_at(fn)}: action {self.name}: its {part} takes {code.co_argcount} arguments; with "
+                f"parameters ({', '.join(self.params)}) it must take ({', '.join(['self', 's', 'X', *self.params])})"
             )
+
+    def no_effect(self) -> DeclarationError:
+        args = ", ".join(["self", "s", "X", *self.params])
+        return DeclarationError(f"{defined_at(self.guard)}: action {self.name} declares no effect: add "
+                                f"`@{self.guard.__name__}.effect` and `def _({args}) -> Effect:` below it, returning "
+                                "the fields it changes")
 
     @overload
     def __get__(self, model: None, owner: type) -> ActionDef: ...
@@ -137,7 +152,7 @@ class ActionDef:
         if model is None:
             return self
         if self._effect is None:
-            raise TypeError(f"action {self.name} declares no effect (add `@{self.guard.__name__}.effect` below it)")
+            raise self.no_effect()
         return Action(
             self.name,
             self.guard.__get__(model, owner),
@@ -156,6 +171,11 @@ def action(*, name: str | None = None, where: Callable[..., bool] | None = None,
     the action's name when it is not the method's (a spec variant of a common action)."""
 
     def declare(guard: Callable[..., Bool]) -> ActionDef:
+        for key, domain in params.items():
+            if not isinstance(domain, Domain):
+                raise DeclarationError(f"{defined_at(guard)}: action {name or guard.__name__}: its parameter {key} "
+                                       f"ranges over {domain!r}, not a Domain: declare one, as REPLICA = "
+                                       f"Domain(lambda m: m.R, replica_name), and write {key}=REPLICA")
         return ActionDef(guard, name, params, where)
 
     return declare
@@ -171,12 +191,17 @@ def invariant(name: str, *, report: bool = False) -> Callable[[Callable[[M, Stat
 
     def declare(holds: Callable[[M, StateView, Backend], Bool]) -> Callable[[M], Invariant]:
         doc = " ".join((holds.__doc__ or "").split())
+        code = getattr(holds, "__code__", None)
+        if code is not None and code.co_argcount != 3:
+            raise DeclarationError(f"{defined_at(holds)}: invariant {name} takes {code.co_argcount} arguments; an "
+                                   "invariant takes (m, s, X): the model, the state, the backend")
 
         def bind(m: M) -> Invariant:
-            return Invariant(name, lambda s, X: holds(m, s, X), doc, report)
+            return Invariant(name, functools.partial(holds, m), doc, report)
 
         bind.__name__ = holds.__name__
         bind.__doc__ = holds.__doc__
+        bind.declares_invariant = name  # type: ignore[attr-defined]  # for kmc/model/declared.py's messages
         return bind
 
     return declare
@@ -296,8 +321,9 @@ class Backend(Protocol):
 class Model:
     """Base class of every model.
 
-    Subclasses set `name`, `modes` (mode -> one-line meaning), `options` (the first is
-    `mode`), and implement `_build()` to set `schema`, and `initial_states()`, `actions()`.
+    Subclasses set `name`, `summary`, `modes` (mode -> one-line meaning), `options` (the first
+    is `mode`), and implement `_build()` to set `schema`, and `initial_states()`, `actions()`;
+    building a model checks those declarations (kmc/model/declared.py).
     Their invariants are `invariants(model)` in `invariants_module` (kmc's models:
     kmc/invariants/<model>.py), or in the model's own module.
     """
@@ -312,7 +338,14 @@ class Model:
 
     schema: Schema
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for value in vars(cls).values():
+            if isinstance(value, ActionDef) and value._effect is None:
+                raise value.no_effect()
+
     def __init__(self, **settings: Any):
+        declared.check_class(type(self), Model)
         known = {o.name: o for o in self.options}
         for key in settings:
             if key not in known:
@@ -322,8 +355,16 @@ class Model:
             self.settings[opt.name] = opt.check(settings.get(opt.name, opt.default))
         self.mode: str = self.settings["mode"]
         self._validate()
-        self._build()
+        try:
+            self._build()
+        except BadInput:
+            raise
+        except Exception as e:
+            raise failed("_build()", e, type(self)._build) from e
         self._instances: list[Instance] | None = None
+        declared.check_initial_states(self)
+        actions = {a: v for k in reversed(type(self).__mro__) for a, v in vars(k).items() if isinstance(v, ActionDef)}
+        declared.check_actions(self, Model, Action, actions)
 
     def _validate(self) -> None:
         """Cross-option checks; raise BadInput naming the options."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Sequence
 
 from kmc.errors import BadInput
+from kmc.model.located import Mistake
 
 State = tuple[int, ...]
 
@@ -35,13 +37,18 @@ class Field:
     """
 
     name: str
-    _: KW_ONLY
     lo: int
     hi: int
+    _: KW_ONLY
     shape: tuple[int, ...] = ()
     doc: str = ""
     replica_axes: tuple[int, ...] = ()
     holds_replica: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.shape, tuple) or not all(isinstance(n, numbers.Integral) and n >= 0 for n in self.shape):
+            raise Mistake(f"field {self.name}: shape={self.shape!r}: a shape is a tuple of sizes, as shape=(3,) "
+                          "or shape=(3, 2)")
 
     @property
     def size(self) -> int:
@@ -69,12 +76,16 @@ class Schema:
     """The layout of a state: fields in order, each flattened row-major."""
 
     def __init__(self, fields: Sequence[Field]):
+        for f in fields:
+            if not isinstance(f, Field):
+                raise Mistake(f"the schema lists {f!r}, not a Field: list Field(\"name\", lo=0, hi=3), ...")
         names = [f.name for f in fields]
         if len(set(names)) != len(names):
-            raise ValueError(f"duplicate field names in schema: {names}")
+            twice = next(n for n in names if names.count(n) > 1)
+            raise Mistake(f"two fields named {twice!r} in the schema: give each field its own name")
         for f in fields:
             if f.lo > f.hi:
-                raise ValueError(f"field {f.name}: empty range [{f.lo}, {f.hi}]")
+                raise Mistake(f"field {f.name}: empty range [{f.lo}, {f.hi}]: lo must be at most hi")
         self.fields: tuple[Field, ...] = tuple(fields)
         self.by_name: dict[str, Field] = {f.name: f for f in fields}
         self.offset: dict[str, int] = {}
@@ -148,8 +159,11 @@ class Schema:
         for name, value in effect.items():
             f = self.by_name.get(name)
             if f is None:
-                raise KeyError(f"effect names unknown field {name!r}")
-            self._flatten(f.shape, self.offset[name], value, out)
+                raise KeyError(f"effect names unknown field {name!r} (fields: {', '.join(self.by_name)})")
+            try:
+                self._flatten(f.shape, self.offset[name], value, out)
+            except (ValueError, IndexError) as e:
+                raise type(e)(f"effect sets field {name}: {e}") from e
         return out
 
     def _flatten(self, shape: tuple[int, ...], base: int, value: Any, out: list[tuple[int, Any]]) -> None:
@@ -160,8 +174,11 @@ class Schema:
         if isinstance(value, dict):
             items: Any = value.items()
         else:
+            if not hasattr(value, "__len__"):
+                raise ValueError(f"one value for an axis of size {shape[0]}: give a list, or {{index: value}} for "
+                                 "some elements")
             if len(value) != shape[0]:
-                raise ValueError(f"value of length {len(value)} for an axis of size {shape[0]}")
+                raise ValueError(f"a value of length {len(value)} for an axis of size {shape[0]}")
             items = enumerate(value)
         for i, sub in items:
             if not 0 <= i < shape[0]:
@@ -170,9 +187,13 @@ class Schema:
 
     def state(self, **values: Any) -> State:
         """A flat state from whole field values; every field must be given."""
-        missing = set(self.by_name) - set(values)
+        missing = [f.name for f in self.fields if f.name not in values]
         if missing:
-            raise ValueError(f"initial state misses fields: {sorted(missing)}")
+            raise Mistake(f"schema.state() misses field {missing[0]}: give every field its value, "
+                             f"as schema.state({', '.join(f'{n}=...' for n in self.by_name)})")
+        unknown = [n for n in values if n not in self.by_name]
+        if unknown:
+            raise Mistake(f"schema.state() names no field {unknown[0]!r}; fields: {', '.join(self.by_name)}")
         flat = [0] * self.width
         for pos, v in self.updates(values):
             flat[pos] = int(v)

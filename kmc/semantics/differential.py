@@ -13,6 +13,12 @@ invariant under the scalar, vector and z3 interpretations, the way the engines u
 interpretation is reported too. Out-of-range indices are clipped the same way by every
 backend, so unreachable states must agree as well.
 
+Every state drawn is inside the declared ranges: the walks never step out of them. An effect
+that takes a field out of its range from a reachable state (an initial state or one met on a
+walk) is a mistake of its own, reported as such (`action bump(k=1) sets x to 4, outside
+[0, 3] ...: guard it`); from an unreachable uniform state it is not compared (the engines
+never run it there).
+
 It takes a `random.Random` (or a seed) so that runs are reproducible without hypothesis.
 """
 
@@ -49,6 +55,24 @@ class Disagreement:
                 f"z3 {self.z3}, on state {self.state}{more}")
 
 
+@dataclass(frozen=True)
+class OutOfRange:
+    """The first reachable state from which an action's effect sets a field outside its range."""
+
+    subject: str  # `action label`
+    where: str  # file:line of the effect
+    field: str  # the element written, `x` or `hw[1]`
+    value: int
+    lo: int
+    hi: int
+    state: str
+    count: int  # (instance, state) pairs of this action that leave a range
+
+    def __str__(self) -> str:
+        return (f"{self.subject} sets {self.field} to {self.value}, outside [{self.lo}, {self.hi}], from the reachable "
+                f"state {self.state} (effect at {self.where}): guard it, or widen the range of {self.field}")
+
+
 def draw(model: Model, rng: random.Random, count: int) -> list[State]:
     """The initial states, `count - count // 2` states with every position uniform in its
     range, and `count // 2` states met on random walks from the initial states (reachable
@@ -58,16 +82,21 @@ def draw(model: Model, rng: random.Random, count: int) -> list[State]:
     return list(model.initial_states()) + uniform + walk(model, rng, count // 2)
 
 
+def in_range(schema: Schema, state: State) -> bool:
+    return all(lo <= v <= hi for v, lo, hi in zip(state, schema.lo, schema.hi))
+
+
 def walk(model: Model, rng: random.Random, count: int, *, depth: int = 40) -> list[State]:
     """Up to `count` states met on random walks of the scalar model, each at most `depth`
-    steps from an initial state, restarting at a deadlock or when a step raises."""
+    steps from an initial state, restarting at a deadlock or when a step raises; a step out of
+    a field's range is not taken."""
     stepper = ScalarModel(model)
     starts = model.initial_states()
     met: list[State] = []
     state, steps = (rng.choice(starts) if starts else ()), 0
     for _ in range(2 * count if starts else 0):  # a step or a restart each: bounded
         try:
-            nexts = [t for _, t in stepper.successors(state)] if steps < depth else []
+            nexts = [t for _, t in stepper.successors(state) if in_range(model.schema, t)] if steps < depth else []
         except Exception:  # noqa: BLE001 - the differential check reports it on the states
             nexts = []
         if not nexts:
@@ -84,25 +113,58 @@ def differences(model: Model, invariants: Sequence[Invariant], *, rng: random.Ra
                 count: int = 300) -> list[Disagreement]:
     """The first disagreement of each action (guard, effect) and invariant, in instance order;
     empty when the three interpretations agree on every drawn state."""
+    return findings(model, invariants, rng=rng, count=count)[1]
+
+
+def report(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
+           count: int = 300) -> str:
+    """One line for a ContractError: the effects that leave a range, then the disagreements;
+    empty when there is neither."""
+    leaks, found = findings(model, invariants, rng=rng, count=count)
+    parts = [str(leak) for leak in leaks]
+    if found:
+        parts.append("its interpretations disagree (a Python `is`, a dict or set keyed by a state value?): "
+                     + "; ".join(map(str, found)))
+    return "; ".join(parts)
+
+
+def findings(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
+             count: int = 300) -> tuple[list[OutOfRange], list[Disagreement]]:
+    """The first effect of each action that leaves a range from a reachable state, and the
+    first disagreement of each action (guard, effect) and invariant, in instance order."""
     rng = rng if isinstance(rng, random.Random) else random.Random(rng)
     schema = model.schema
     states = draw(model, rng, count)
+    starts = len(model.initial_states())
+    uniform = range(starts, starts + count - count // 2)  # the other states are reachable
     ps = probes(model, invariants)
     answers = (scalar(schema, ps, states), vector(schema, ps, states), symbolic(schema, ps, states))
     first: dict[tuple[str, str], Disagreement] = {}
     counts: dict[tuple[str, str], int] = {}
+    leaks: dict[str, OutOfRange] = {}
     for k, p in enumerate(ps):
         for i, state in enumerate(states):
             s, v, z = (a[k][i] for a in answers)
             if p.part == "effect" and s is None:
                 continue  # disabled by the scalar guard: the effect may read out of range
+            if p.part == "effect" and isinstance(s, tuple) and not in_range(schema, s):
+                if i not in uniform:
+                    found = leaks.get(p.family) or _out_of_range(schema, p, state, s)
+                    leaks[p.family] = dataclasses.replace(found, count=found.count + (p.family in leaks))
+                continue  # the engines never take this step from an unreachable state
             if _agree(s, v, z):
                 continue
             key = (p.family, p.part)
             counts[key] = counts.get(key, 0) + 1
             if key not in first:
                 first[key] = _disagreement(schema, p, state, s, v, z)
-    return [dataclasses.replace(d, count=counts[key]) for key, d in first.items()]
+    return list(leaks.values()), [dataclasses.replace(d, count=counts[key]) for key, d in first.items()]
+
+
+def _out_of_range(schema: Schema, p: Probe, state: State, successor: State) -> OutOfRange:
+    j = next(j for j, v in enumerate(successor) if not schema.lo[j] <= v <= schema.hi[j])
+    return OutOfRange(p.subject, defined_at(p.fn), schema.element_names()[j], successor[j], schema.lo[j],
+                      schema.hi[j], show_state(schema, state), count=1)
 
 
 def _agree(s: Outcome, v: Outcome, z: Outcome) -> bool:

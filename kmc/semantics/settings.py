@@ -13,7 +13,7 @@ another mode, switch or bound. The combinations:
   without a `min` or `max` uses its default on that side.
 
 Combinations the model class refuses (`BadInput` from its constructor: `min_insync_replicas`
-above `replicas`, say) are left out.
+above `replicas`, say) are left out; a DeclarationError (a mistake in the class) is raised.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import itertools
 from typing import Any, Iterator
 
 from kmc.errors import BadInput
+from kmc.model.located import DeclarationError
 from kmc.model.core import Model, Option
 
 
@@ -70,6 +71,9 @@ def models(cls: type[Model], *, full: bool = False) -> Iterator[Model]:
     """An instance of `cls` per combination it accepts."""
     for settings in option_settings(cls, full=full):
         try:
-            yield cls(**settings)
+            model = cls(**settings)
+        except DeclarationError:
+            raise  # a mistake in the model class, not a combination it refuses
         except BadInput:
             continue
+        yield model

@@ -5,7 +5,10 @@ Derived from the model contract alone, so it works for every model without code 
 - a **lifeline** per entity of `Model.describe`: the part of a key before the first dot
   (`r2.HW` belongs to `r2`, `controller.leader` to `controller`), in the order the model
   describes them; a key that is a replica's name (`r2`) belongs to that replica; other keys
-  (`crashes`) belong to no lifeline and are shown with the step that changes them;
+  (`crashes`) belong to no lifeline and are shown with the step that changes them; a model
+  that does not override `describe` is described from its schema: an element of a field
+  with a replica axis belongs to that replica (`r2.hw`), the others to a lifeline named
+  after the model, and with no entity at all the model is the one lifeline;
 - a step **involves** the replicas among its action's parameters (parameters shown with
   `replica_name`) and the entities whose fields it changes;
 - a step involving two or more lifelines is a **message** from its first replica parameter to
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kmc.model.core import NONE, Instance, replica_name
+from kmc.model.core import NONE, Instance, Model, State, replica_name
 from kmc.traces.trace import Trace
 
 ARROW = "→"
@@ -65,11 +68,28 @@ def _short_label(inst: Instance) -> str:
     return inst.action.name + (f"({', '.join(rest)})" if rest else "")
 
 
+def from_schema(model: Model, state: State) -> dict[str, str]:
+    """A state described by its schema, keyed by lifeline: `r2.hw` for an element of a field
+    with a replica axis, `MODEL.field[i]` for the others; replica ids shown as r1, r2, ..."""
+    out: dict[str, str] = {}
+    for f in model.schema.fields:
+        for pos, idx in model.schema.positions(f.name):
+            shown = replica_name(state[pos]) if f.holds_replica else str(state[pos])
+            if f.replica_axes:
+                axis = f.replica_axes[0]
+                rest = "".join(f"[{i}]" for a, i in enumerate(idx) if a != axis)
+                out[f"{replica_name(idx[axis])}.{f.name}{rest}"] = shown
+            else:
+                out[f"{model.name}.{f.name}" + "".join(f"[{i}]" for i in idx)] = shown
+    return out
+
+
 def build(trace: Trace) -> Sequence:
     model = trace.model
     replicas = {replica_name(a) for inst in model.instances() for p, a in zip(inst.action.params, inst.args)
                 if p.show is replica_name and a != NONE}
-    described = [model.describe(step.state) for step in trace.steps]
+    own = type(model).describe is not Model.describe
+    described = [model.describe(step.state) if own else from_schema(model, step.state) for step in trace.steps]
     order: list[str] = []
     for d in described:
         for key in d:
@@ -79,6 +99,8 @@ def build(trace: Trace) -> Sequence:
     for r in sorted(replicas):
         if r not in order:
             order.append(r)
+    if not order:
+        order.append(model.name)  # nothing names an entity: the model is the one lifeline
     first_replica = min((order.index(r) for r in replicas if r in order), default=len(order))
 
     events: list[Event] = []
