@@ -91,7 +91,7 @@ class EngineOption:
     one_run: bool = False  # meaningful for one check only (not for compare, gate or simulate)
 
     def given(self, value: Any) -> bool:
-        return value not in (None, False, ())
+        return value is not None and value is not False and value != ()  # 0 is a value (--spark-threshold 0)
 
 
 @dataclass(frozen=True, kw_only=True)
