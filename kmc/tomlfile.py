@@ -1,4 +1,5 @@
-"""Reading TOML input files (run files, baselines) with errors that name the file and the line.
+"""Reading input files (run files, baselines, scenarios, traces) with errors that name the file
+and the line.
 
 tomllib gives values but no positions, so `KeyLines` finds the line a key is written on by
 a light scan of the text (table headers, arrays of tables, `key =` lines): enough to point a
@@ -61,21 +62,39 @@ class KeyLines:
         return found
 
 
+def read_text(path: Path, what: str) -> str:
+    """The text of an input file, which must be UTF-8 (as TOML and JSON require)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such {what}")
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
+    return decode(data, str(path))
+
+
+def decode(data: bytes, source: str) -> str:
+    """UTF-8 bytes as text; otherwise BadInput naming the first bad byte and its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise BadInput(f"{source}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                       "save the file as UTF-8")
+
+
 class TomlFile:
     """A parsed TOML file that raises BadInput as `FILE:LINE: message`."""
 
     def __init__(self, path: Path, what: str):
         self.path = path
-        try:
-            self.text = path.read_text()
-        except FileNotFoundError:
-            raise BadInput(f"{path}: no such {what}")
-        except OSError as e:
-            raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
+        self.text = read_text(path, what)
         try:
             self.data: dict[str, Any] = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as e:
             raise BadInput(f"{path}: malformed TOML: {e}")
+        except RecursionError:
+            raise BadInput(f"{path}: malformed TOML: arrays or tables nested too deeply")
         self.keys = KeyLines(self.text)
 
     def error(self, message: str, table: Where = (), key: str | None = None) -> BadInput:

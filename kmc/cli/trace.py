@@ -4,7 +4,6 @@ dot or html for either."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +22,13 @@ from kmc.traces import dot, html, itf, lasso, mermaid, text
 from kmc.traces.replay import replay
 from kmc.traces.scenario import columns_that_change, run_scenario, table
 from kmc.traces.trace import Trace
+from kmc.tomlfile import TomlFile, read_text
 
 SCENARIO_KEYS = {"model", "settings", "steps", "columns", "title"}
 
 
 def load_scenario(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such scenario file")
-    except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"{path}: malformed TOML: {e}")
+    data = TomlFile(path, "scenario file").data
     unknown = set(data) - SCENARIO_KEYS
     if unknown:
         raise BadInput(f"{path}: unknown key {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(SCENARIO_KEYS))}")
@@ -86,10 +81,7 @@ def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output:
 
 def load_trace(path: Path) -> tuple[Trace, dict[str, Invariant]]:
     """A saved ITF trace, rebuilt against its model and replayed through it."""
-    try:
-        text_ = path.read_text()
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such trace file")
+    text_ = read_text(path, "trace file")
     built: dict[str, Invariant] = {}
     props: dict[str, Property] = {}
 
@@ -128,7 +120,7 @@ def print_scenario(data: dict[str, Any], played: Trace, invariants: list[Invaria
     model = played.model
     columns = [str(c) for c in data.get("columns", [])] or columns_that_change(played)
     sm = ScalarModel(model)
-    out = Table(title=data.get("title") or model.title(), title_justify="left")
+    out = Table(title=escape(data.get("title") or model.title()), title_justify="left")
     out.add_column("#", justify="right")
     out.add_column("step", no_wrap=True)
     for name in columns:
