@@ -9,13 +9,15 @@ from typing import Any
 import click
 
 from kmc import registry
+from kmc.cli.limits import Seconds
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import warn_never_enabled, write_atomic
+from kmc.cli.progress import WalkProgress
 from kmc.engines.coverage import render as render_coverage
 from kmc.engines.result import CheckResult
 from kmc.engines.run import check_contract
 from kmc.engines.processes import simulate as run_walks
-from kmc.engines.simulation import Walks
+from kmc.engines.simulation import MAX_SEED, MAX_WEIGHT, Walks
 from kmc.cli.spark_options import spark_options, take
 from kmc.engines.spark.simulation import simulate as spark_simulate
 from kmc.errors import BadInput
@@ -28,15 +30,16 @@ DEFAULT_SECONDS = 60.0  # with neither --walks nor --time-limit
 
 
 def parse_weights(given: tuple[str, ...]) -> dict[str, float]:
+    """`--weight ACTION=W` as {action: W}; the swarm checks W's range (kmc/engines/simulation.py)."""
     weights = {}
     for item in given:
         name, eq, value = item.partition("=")
         try:
-            weights[name] = float(value) if eq else float("nan")
+            weights[name] = float(value)
         except ValueError:
-            weights[name] = float("nan")
-        if not eq or not weights[name] >= 0:
-            raise BadInput(f"--weight {item!r}: write ACTION=W with W a number >= 0")
+            eq = ""
+        if not eq:
+            raise BadInput(f"--weight {item!r}: write ACTION=W with W a number from 0 to {MAX_WEIGHT:,.0f}")
     return weights
 
 
@@ -51,10 +54,11 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="walks advanced together, as numpy columns"),
             click.option("--depth", type=click.IntRange(1, 100_000), default=Walks.depth, show_default=True,
                          help="steps per walk; a walk also ends where nothing is enabled"),
-            click.option("--seed", type=int, default=0, show_default=True, help="the run's random seed"),
+            click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
+                         help="the run's random seed, from 0 to 2**64-1"),
             click.option("--walks", type=click.IntRange(1, None), default=None,
                          help="end after this many walks have ended (default: run until --time-limit)"),
-            click.option("--time-limit", type=click.FloatRange(0, None, min_open=True), default=None,
+            click.option("--time-limit", type=Seconds(), default=None,
                          metavar="SECONDS", help=f"end after this many seconds (default {DEFAULT_SECONDS:.0f} "
                                                  "without --walks)"),
             click.option("--weight", "weights", multiple=True, metavar="ACTION=W",
@@ -100,7 +104,7 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
         result = spark_simulate(model, checked, plan, spark)
     else:
         label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
-        result = run_walks(model, checked, plan, processes, progress=None if quiet else _progress(label))
+        result = run_walks(model, checked, plan, processes, progress=None if quiet else WalkProgress(label))
     for inv in checked:
         trace = result.invariants[inv.name].trace
         if trace is not None:
@@ -157,13 +161,6 @@ def verdict_line(result: CheckResult, name: str) -> str:
     how = ("shortest: a bounded breadth-first search confirmed it" if kind == "shortest"
            else "as walked, loops cut out; the bounded search for a shorter one did not finish")
     return f"VIOLATED ({verdict.trace.length} steps, {how})"
-
-
-def _progress(label: str) -> Any:
-    def show(p: Any) -> None:
-        click.echo(f"{label}: round {p.level:,}, {p.generated_states:,} steps, {p.distinct_states:,} states seen, "
-                   f"{p.seconds:.0f} s", err=True)
-    return show
 
 
 simulate = ModelGroup("simulate", make=make_simulate,
