@@ -22,21 +22,26 @@ from kmc.traces import dot, html, itf, lasso, mermaid, text
 from kmc.traces.replay import replay
 from kmc.traces.scenario import columns_that_change, run_scenario, table
 from kmc.traces.trace import Trace
-from kmc.tomlfile import TomlFile, read_text
+from kmc.tomlfile import TomlFile, read_text, type_name
 
 SCENARIO_KEYS = {"model", "settings", "steps", "columns", "title"}
 
 
 def load_scenario(path: Path) -> dict[str, Any]:
-    data = TomlFile(path, "scenario file").data
-    unknown = set(data) - SCENARIO_KEYS
+    f = TomlFile(path, "scenario file")
+    data = f.data
+    unknown = sorted(set(data) - SCENARIO_KEYS)
     if unknown:
-        raise BadInput(f"{path}: unknown key {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(SCENARIO_KEYS))}")
+        raise f.error(f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(SCENARIO_KEYS))}", key=unknown[0])
     for key, kind in (("model", str), ("steps", list), ("settings", dict), ("columns", list), ("title", str)):
         if key in data and not isinstance(data[key], kind):
-            raise BadInput(f"{path}: key {key!r} must be a {kind.__name__}")
+            raise f.error(f"key {key!r} must be {type_name(kind())} (got {type_name(data[key])})", key=key)
+    for key in ("steps", "columns"):
+        wrong = [v for v in data.get(key, []) if not isinstance(v, str)]
+        if wrong:
+            raise f.error(f"key {key!r} must be an array of strings (got {type_name(wrong[0])})", key=key)
     if "model" not in data or "steps" not in data:
-        raise BadInput(f"{path}: a scenario needs the keys 'model' and 'steps'")
+        raise f.error("a scenario needs the keys 'model' and 'steps'")
     return data
 
 
@@ -60,8 +65,11 @@ def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output:
         played, docs = load_trace(trace_path)
     else:
         data = load_scenario(scenario_path)  # type: ignore[arg-type]
-        model, invariants = registry.build(data["model"], **data.get("settings", {}))
-        played = run_scenario(model, [str(s) for s in data["steps"]])
+        try:
+            model, invariants = registry.build(data["model"], **data.get("settings", {}))
+            played = run_scenario(model, data["steps"])
+        except BadInput as e:  # a setting or a step of the file: say which file
+            raise BadInput(f"{scenario_path}: {e}") from None
         docs = {i.name: i for i in invariants}
         if fmt == "text":
             return print_scenario(data, played, invariants)
