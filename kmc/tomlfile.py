@@ -8,6 +8,7 @@ person at the key an error is about.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -19,6 +20,7 @@ _ARRAY = re.compile(r"^\s*\[\[\s*([^\]]+?)\s*\]\]")
 _TABLE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
 _KEY = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
 
+MAX_BYTES = 2**28  # the largest input file read (traces of kmc's runs are kilobytes, baselines too)
 Where = tuple[Any, ...]  # a table's path: names, with an index after the name of an array of tables
 
 
@@ -63,13 +65,18 @@ class KeyLines:
 
 
 def read_text(path: Path, what: str) -> str:
-    """The text of an input file, which must be UTF-8 (as TOML and JSON require)."""
+    """The text of an input file, which must be UTF-8 (as TOML and JSON require) and at most
+    MAX_BYTES long (read no further: /dev/zero is refused too)."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size  # a regular file's size: refused before it is read
+            data = b"" if size > MAX_BYTES else f.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such {what}")
     except OSError as e:
         raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
+    if size > MAX_BYTES or len(data) > MAX_BYTES:
+        raise BadInput(f"{path}: the {what} is larger than {MAX_BYTES // 2**20} MiB; kmc's input files are far smaller")
     return decode(data, str(path))
 
 

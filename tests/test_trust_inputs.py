@@ -242,3 +242,21 @@ def test_markup_in_a_scenario_title_is_printed_as_written(run_kmc, tmp_path: Pat
     f.write_text(f"title = {json.dumps(title)}\n" + SCENARIO)
     rc, out, err = run_kmc("trace", "--scenario", str(f))
     assert rc == 0 and out.splitlines()[0].rstrip() == title
+
+
+@pytest.mark.parametrize("argv, what", [(["gate", "{f}"], "baseline"), (["trace", "{f}"], "trace file"),
+                                        (["check", "replication", "--config", "{f}"], "run file"),
+                                        (["trace", "--scenario", "{f}"], "scenario file")])
+@pytest.mark.parametrize("source", ["sparse 300 MiB file", "/dev/zero"])
+def test_an_input_file_past_256_mib_is_refused_unread(run_kmc, tmp_path: Path, argv: list[str], what: str,
+                                                      source: str) -> None:
+    if source == "/dev/zero":
+        f = Path("/dev/zero")
+        if not f.exists():
+            pytest.skip("no /dev/zero")
+    else:
+        f = tmp_path / "big"
+        with f.open("wb") as out:
+            out.truncate(300 * 2**20)  # sparse: no disk used
+    rc, out, err = run_kmc(*[a.format(f=f) for a in argv])
+    assert (rc, err) == (2, f"kmc: error: {f}: the {what} is larger than 256 MiB; kmc's input files are far smaller\n")
