@@ -18,7 +18,7 @@ from kmc.engines.interface import (Capabilities, CheckJob, EngineOption, Limits,
                                    SimulateJob)
 from kmc.engines.result import (COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, UNKNOWN, CheckResult, Progress, Proof,
                                 Verdict, current_memory_bytes, peak_memory_bytes)
-from kmc.engines.simulation import Walks
+from kmc.engines.simulation import MAX_SEED, MAX_WEIGHT, Walks
 from kmc.engines.table import DEFAULT, ENGINES, able, engine as engine_named
 
 DEFAULT_ENGINE = DEFAULT
@@ -30,7 +30,7 @@ from kmc.traces import lasso
 from kmc.traces.replay import replay
 
 # what the commands (kmc/cli/) use besides the three entry points: they import no engine module
-__all__ = ["COUNTEREXAMPLE", "Capabilities", "CheckResult", "DEFAULT_ENGINE", "ENGINES", "EngineOption", "Limits", "NOT_INDUCTIVE",
+__all__ = ["COUNTEREXAMPLE", "MAX_SEED", "MAX_WEIGHT", "Capabilities", "CheckResult", "DEFAULT_ENGINE", "ENGINES", "EngineOption", "Limits", "NOT_INDUCTIVE",
            "PROVED", "Progress", "Proof", "RANGES", "SearchOptions", "UNKNOWN", "Verdict", "Walks", "able", "check",
            "check_contract", "current_memory_bytes", "peak_memory_bytes", "prove", "render_coverage", "simulate", "state_graph"]
 

@@ -6,7 +6,6 @@ states/s ratios and whether the engines agree.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from contextlib import nullcontext
@@ -16,6 +15,7 @@ from kmc import registry
 from kmc.api import CheckResult, Limits, ProgressHook, SearchOptions, check as kmc_check
 from kmc.engines.vector.packing import Packing
 from kmc.errors import BadInput
+from kmc.tomlfile import TomlFile, type_name
 
 DEFAULT_CONFIGS = Path(__file__).resolve().parents[1] / "benchmarks" / "configs.toml"
 
@@ -34,16 +34,21 @@ def load(path: Path) -> list[Config]:
     """The configurations of a TOML file: [[config]] tables with name, model, settings, symmetry, spark."""
     if not path.is_file():
         raise BadInput(f"no benchmark configurations at {path}; pass --configs FILE")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"{path}: not valid TOML: {e}") from e
+    f = TomlFile(path, "benchmark configurations file")
+    entries = f.data.get("config", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise f.error(f"'config' must be [[config]] tables (got {type_name(entries)})", key="config")
     configs = []
-    for k, entry in enumerate(data.get("config", [])):
+    for k, entry in enumerate(entries):
         unknown = set(entry) - {"name", "model", "settings", "symmetry", "spark"}
         if unknown or "name" not in entry or "model" not in entry:
-            raise BadInput(f"{path}: configuration {k + 1} needs name and model, and may have settings, "
-                           f"symmetry and spark (unknown: {', '.join(sorted(unknown)) or 'none'})")
+            raise f.error(f"configuration {k + 1} needs name and model, and may have settings, "
+                          f"symmetry and spark (unknown: {', '.join(sorted(unknown)) or 'none'})", ("config", k))
+        for key, kind, what in (("name", str, "a string"), ("model", str, "a string"), ("settings", dict, "a table"),
+                                ("symmetry", bool, "a boolean"), ("spark", bool, "a boolean")):
+            if key in entry and not isinstance(entry[key], kind):
+                raise f.error(f"configuration {k + 1}: {key!r} must be {what} (got {type_name(entry[key])})",
+                              ("config", k), key)
         configs.append(Config(entry["name"], entry["model"], dict(entry.get("settings", {})),
                               bool(entry.get("symmetry", False)), bool(entry.get("spark", False)), path.parent))
     if not configs:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNITS = {"": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
@@ -17,7 +18,10 @@ def parse_size(value: int | str) -> int:
         m = _SIZE.match(str(value))
         if not m:
             raise ValueError(f"{value!r} is not a size; write bytes or a number with K, M, G or T (e.g. 4G)")
-        size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+        number = float(m.group(1)) * _UNITS[m.group(2).lower()]
+        if not math.isfinite(number):
+            raise ValueError(f"{str(value)[:20]!r}...: the size is too large to be a number")
+        size = int(number)
     if size <= 0:
         raise ValueError(f"{value!r}: the size must be positive")
     return size

@@ -1,4 +1,5 @@
-"""Reading TOML input files (run files, baselines) with errors that name the file and the line.
+"""Reading input files (run files, baselines, scenarios, traces) with errors that name the file
+and the line.
 
 tomllib gives values but no positions, so `KeyLines` finds the line a key is written on by
 a light scan of the text (table headers, arrays of tables, `key =` lines): enough to point a
@@ -7,6 +8,7 @@ person at the key an error is about.
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -18,6 +20,7 @@ _ARRAY = re.compile(r"^\s*\[\[\s*([^\]]+?)\s*\]\]")
 _TABLE = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]")
 _KEY = re.compile(r"""^\s*(?:"([^"]+)"|'([^']+)'|([A-Za-z0-9_-]+))\s*=""")
 
+MAX_BYTES = 2**28  # the largest input file read (traces of kmc's runs are kilobytes, baselines too)
 Where = tuple[Any, ...]  # a table's path: names, with an index after the name of an array of tables
 
 
@@ -61,21 +64,44 @@ class KeyLines:
         return found
 
 
+def read_text(path: Path, what: str) -> str:
+    """The text of an input file, which must be UTF-8 (as TOML and JSON require) and at most
+    MAX_BYTES long (read no further: /dev/zero is refused too)."""
+    try:
+        with path.open("rb") as f:
+            size = os.fstat(f.fileno()).st_size  # a regular file's size: refused before it is read
+            data = b"" if size > MAX_BYTES else f.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such {what}")
+    except OSError as e:
+        raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
+    if size > MAX_BYTES or len(data) > MAX_BYTES:
+        raise BadInput(f"{path}: the {what} is larger than {MAX_BYTES // 2**20} MiB; kmc's input files are far smaller")
+    return decode(data, str(path))
+
+
+def decode(data: bytes, source: str) -> str:
+    """UTF-8 bytes as text; otherwise BadInput naming the first bad byte and its line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise BadInput(f"{source}:{line}: not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start}); "
+                       "save the file as UTF-8")
+
+
 class TomlFile:
     """A parsed TOML file that raises BadInput as `FILE:LINE: message`."""
 
     def __init__(self, path: Path, what: str):
         self.path = path
-        try:
-            self.text = path.read_text()
-        except FileNotFoundError:
-            raise BadInput(f"{path}: no such {what}")
-        except OSError as e:
-            raise BadInput(f"{path}: cannot read the {what}: {e.strerror}")
+        self.text = read_text(path, what)
         try:
             self.data: dict[str, Any] = tomllib.loads(self.text)
         except tomllib.TOMLDecodeError as e:
             raise BadInput(f"{path}: malformed TOML: {e}")
+        except RecursionError:
+            raise BadInput(f"{path}: malformed TOML: arrays or tables nested too deeply")
         self.keys = KeyLines(self.text)
 
     def error(self, message: str, table: Where = (), key: str | None = None) -> BadInput:

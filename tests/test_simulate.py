@@ -98,7 +98,7 @@ def test_cli(run_kmc) -> None:
 @pytest.mark.parametrize("argv,message", [
     (["--weight", "no_such_action=2"], "--weight: no action 'no_such_action'"),
     (["--weight", "leader_write"], "write ACTION=W"),
-    (["--weight", "leader_write=-1"], "write ACTION=W"),
+    (["--weight", "leader_write=-1"], "a weight is a finite number from 0 (never) to 1,000,000"),
     (["--processes", "2", "--engine", "spark"], "--processes is for the vector engine"),
 ])
 def test_bad_weights_exit_2_in_one_line(run_kmc, argv: list[str], message: str) -> None:

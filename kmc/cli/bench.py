@@ -23,6 +23,7 @@ from typing import Iterator
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kmc import exits, registry
@@ -92,7 +93,7 @@ def print_table(rows: list[Row]) -> None:
     for r in rows:
         v, s = r.vector, r.scalar
         table.add_row(
-            r.config.name, r.key, f"{v.distinct_states:,}", f"{v.seconds:.2f}", f"{v.states_per_second:,.0f}",
+            escape(r.config.name), r.key, f"{v.distinct_states:,}", f"{v.seconds:.2f}", f"{v.states_per_second:,.0f}",
             "" if v.bytes_per_state is None else f"{v.bytes_per_state:.1f}",
             "" if s is None else f"{s.distinct_states:,}", "" if s is None else f"{s.seconds:.2f}",
             "" if s is None else f"{s.states_per_second:,.0f}", "" if r.ratio is None else f"{r.ratio:.1f}x",
@@ -114,7 +115,7 @@ def print_spark_table(rows: list[Row]) -> None:
         start = st.get("session_start_seconds") or 0.0
         shuffle = st.get("shuffle_bytes")
         table.add_row(
-            r.config.name, f"{r.spark.distinct_states:,}", str(st.get("master")), str(st.get("partitions")),
+            escape(r.config.name), f"{r.spark.distinct_states:,}", escape(str(st.get("master"))), str(st.get("partitions")),
             f"{start:.2f}" if start else "reused", str(st.get("levels")), f"{st.get('median_level_seconds')}",
             f"{r.spark.seconds:.2f}", "" if sps is None else f"{sps:,.0f}",
             "" if r.spark_ratio is None else f"{r.spark_ratio:.3f}",

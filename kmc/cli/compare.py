@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from kmc import registry
@@ -130,12 +131,12 @@ def run_compare(
 
 
 def print_matrix(title: str, results: list[CheckResult], labels: list[str]) -> None:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=escape(title), title_justify="left")
     table.add_column("invariant")
     for label in labels:
-        table.add_column(label, justify="right")
+        table.add_column(escape(label), justify="right")
     for inv in results[0].invariants:
-        table.add_row(inv, *[verdict_text(r.invariants[inv]) for r in results])
+        table.add_row(escape(inv), *[verdict_text(r.invariants[inv]) for r in results])
     table.add_section()
     table.add_row("distinct states", *[f"{r.distinct_states:,}" for r in results])
     table.add_row("depth", *[str(r.depth) for r in results])

@@ -79,11 +79,20 @@ def _load(path: Path) -> Any:
     if path.suffix != ".graphml":
         raise BadInput(f"{path}: kmc graph reads GraphML (.graphml) files; DOT files are for drawing")
     try:
-        return nx.read_graphml(str(path), force_multigraph=True)
+        g = nx.read_graphml(str(path), force_multigraph=True)
     except FileNotFoundError:
         raise BadInput(f"{path}: no such graph file")
     except Exception as e:  # a malformed file: networkx raises several kinds
         raise BadInput(f"{path}: not a GraphML state graph: {e}")
+    for n, d in g.nodes(data=True):
+        if not isinstance(d.get("level"), int) or isinstance(d.get("level"), bool):
+            raise BadInput(f"{path}: not a state graph written by kmc check --dump-graph: state {n!r} has no "
+                           "integer 'level'")
+    for a, b, d in g.edges(data=True):
+        if not isinstance(d.get("action"), str):
+            raise BadInput(f"{path}: not a state graph written by kmc check --dump-graph: the step from {a!r} to "
+                           f"{b!r} has no 'action'")
+    return g
 
 
 def _order(n: str) -> int:

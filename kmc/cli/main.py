@@ -44,8 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         rc = cli.main(args=argv, prog_name="kmc", standalone_mode=False)
     except click.exceptions.Exit as e:
         rc = e.exit_code
-    except click.exceptions.Abort:
-        click.echo("kmc: interrupted", err=True)
+    except click.exceptions.Abort as e:  # click's form of Ctrl-C: the KeyboardInterrupt is its cause
+        click.echo(_interrupted(e.__cause__), err=True)
         rc = exits.INTERRUPTED
     except click.exceptions.NoArgsIsHelpError as e:
         click.echo(e.ctx.get_help() if e.ctx else e.format_message(), err=True)
@@ -62,8 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     except RunFailed as e:
         click.echo(f"kmc: error: {_one_line(str(e))}", err=True)
         rc = exits.INTERNAL
-    except KeyboardInterrupt:
-        click.echo("kmc: interrupted", err=True)
+    except KeyboardInterrupt as e:
+        click.echo(_interrupted(e), err=True)
         rc = exits.INTERRUPTED
     except Exception:
         click.echo("kmc: internal error (please report it with the command line):", err=True)
@@ -72,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         sys.exit(rc or 0)
     return int(rc or 0)
+
+
+def _interrupted(cause: BaseException | None) -> str:
+    """The one line for Ctrl-C: the run's own statistics when it gave them (kmc/cli/progress.py)."""
+    said = str(cause) if isinstance(cause, KeyboardInterrupt) else ""
+    return said if said.startswith("kmc: interrupted") else "kmc: interrupted"
 
 
 def _one_line(message: str) -> str:

@@ -7,16 +7,17 @@ terminal, a rich progress bar: level, states, states/s, memory, and an ETA once 
 shrink steadily enough to extrapolate; elsewhere (CI logs) a plain line every few seconds.
 Throttled so it never slows the engine down. An engine's own figures (`Progress.figures`) are
 shown as they are, value then name.
-Ctrl-C prints the statistics of the levels done so far (even with --quiet) and exits 130
-(kmc/cli/main.py); output files are only ever written after a run, whole, so none is left
-half-written.
+`kmc simulate` prints a line per report of the swarm (about one a second) on a terminal, and
+at most one every 10 seconds elsewhere. Ctrl-C prints the statistics of the levels done so far
+(even with --quiet), once, and exits 130 (kmc/cli/main.py prints the interrupt's message);
+output files are only ever written after a run, whole, so none is left half-written.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import click
 
@@ -146,7 +147,26 @@ def run_with_progress(
                          options=options, properties=properties)
     except KeyboardInterrupt:
         printer.done()
-        click.echo(printer.interrupted(), err=True)
-        raise
+        raise KeyboardInterrupt(printer.interrupted()) from None  # main prints it: one line
     finally:
         printer.done()
+
+
+class WalkProgress:
+    """`kmc simulate`'s progress lines: the rounds walked, the steps taken and the distinct
+    states seen (counted exactly by the swarm). On a terminal every report is printed; elsewhere
+    (CI logs) at most one every `every` seconds, the first after `every` seconds."""
+
+    def __init__(self, label: str, *, every: float | None = None, clock: Callable[[], float] = time.monotonic):
+        self.label = label
+        self.every = (0.0 if sys.stderr.isatty() else 10.0) if every is None else every
+        self.clock = clock
+        self.last = clock()
+
+    def __call__(self, p: Progress) -> None:
+        now = self.clock()
+        if now - self.last < self.every:
+            return
+        self.last = now
+        click.echo(f"{self.label}: round {p.level:,}, {p.generated_states:,} steps, {p.distinct_states:,} distinct "
+                   f"states, {p.seconds:.0f} s", err=True)

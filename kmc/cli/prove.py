@@ -14,6 +14,7 @@ import click
 
 from kmc import api, exits, registry
 from kmc.api import COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, Proof
+from kmc.cli.limits import Seconds
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.model.core import Invariant, Model, Option
 from kmc.traces import text
@@ -33,7 +34,7 @@ def make_prove(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="a lemma proved together with it, to make it inductive (repeatable)"),
             click.option("--k", "k", type=click.IntRange(1, None), default=1, show_default=True,
                          help="largest k tried (k = 1, 2, ...): the inductive step looks at k + 1 states"),
-            click.option("--timeout", type=click.FloatRange(0, None, min_open=True), default=60.0, show_default=True,
+            click.option("--timeout", type=Seconds(), default=60.0, show_default=True,
                          help="seconds for the whole proof, shared by every solver call; then 'unknown'"),
             click.option("--json", "as_json", is_flag=True, help="print one JSON object for machines"),
         ]

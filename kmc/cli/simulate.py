@@ -9,10 +9,12 @@ from typing import Any
 import click
 
 from kmc import api, exits, registry
-from kmc.api import CheckResult, Walks, render_coverage
+from kmc.api import MAX_SEED, MAX_WEIGHT, CheckResult, Walks, render_coverage
 from kmc.cli.engine_options import engine_choice, engine_options, take
+from kmc.cli.limits import Seconds
 from kmc.cli.models import ModelGroup, apply_options
 from kmc.cli.output import warn_never_enabled, write_atomic
+from kmc.cli.progress import WalkProgress
 from kmc.errors import BadInput
 from kmc.model.core import Option
 from kmc.traces import itf, text
@@ -21,15 +23,16 @@ DEFAULT_SECONDS = 60.0  # with neither --walks nor --time-limit
 
 
 def parse_weights(given: tuple[str, ...]) -> dict[str, float]:
+    """`--weight ACTION=W` as {action: W}; the swarm checks W's range (kmc/engines/simulation.py)."""
     weights = {}
     for item in given:
         name, eq, value = item.partition("=")
         try:
-            weights[name] = float(value) if eq else float("nan")
+            weights[name] = float(value)
         except ValueError:
-            weights[name] = float("nan")
-        if not eq or not weights[name] >= 0:
-            raise BadInput(f"--weight {item!r}: write ACTION=W with W a number >= 0")
+            eq = ""
+        if not eq:
+            raise BadInput(f"--weight {item!r}: write ACTION=W with W a number from 0 to {MAX_WEIGHT:,.0f}")
     return weights
 
 
@@ -44,10 +47,11 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="walks advanced together, as numpy columns"),
             click.option("--depth", type=click.IntRange(1, 100_000), default=Walks.depth, show_default=True,
                          help="steps per walk; a walk also ends where nothing is enabled"),
-            click.option("--seed", type=int, default=0, show_default=True, help="the run's random seed"),
+            click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
+                         help="the run's random seed, from 0 to 2**64-1"),
             click.option("--walks", type=click.IntRange(1, None), default=None,
                          help="end after this many walks have ended (default: run until --time-limit)"),
-            click.option("--time-limit", type=click.FloatRange(0, None, min_open=True), default=None,
+            click.option("--time-limit", type=Seconds(), default=None,
                          metavar="SECONDS", help=f"end after this many seconds (default {DEFAULT_SECONDS:.0f} "
                                                  "without --walks)"),
             click.option("--weight", "weights", multiple=True, metavar="ACTION=W",
@@ -87,7 +91,7 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
     plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going, coverage)
     label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
     result = api.simulate(model, checked, plan, engine=engine, processes=processes, options=options,
-                          progress=None if quiet else _progress(label))
+                          progress=None if quiet else WalkProgress(label))
     if itf_dir is not None:
         for inv_name, verdict in result.invariants.items():
             if verdict.trace is not None:
@@ -140,13 +144,6 @@ def verdict_line(result: CheckResult, name: str) -> str:
     how = ("shortest: a bounded breadth-first search confirmed it" if kind == "shortest"
            else "as walked, loops cut out; the bounded search for a shorter one did not finish")
     return f"VIOLATED ({verdict.trace.length} steps, {how})"
-
-
-def _progress(label: str) -> Any:
-    def show(p: Any) -> None:
-        click.echo(f"{label}: round {p.level:,}, {p.generated_states:,} steps, {p.distinct_states:,} states seen, "
-                   f"{p.seconds:.0f} s", err=True)
-    return show
 
 
 simulate = ModelGroup("simulate", make=make_simulate,

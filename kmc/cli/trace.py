@@ -4,7 +4,6 @@ dot or html for either."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +22,26 @@ from kmc.traces import dot, html, itf, lasso, mermaid, text
 from kmc.traces.replay import replay
 from kmc.traces.scenario import columns_that_change, run_scenario, table
 from kmc.traces.trace import Trace
+from kmc.tomlfile import TomlFile, read_text, type_name
 
 SCENARIO_KEYS = {"model", "settings", "steps", "columns", "title"}
 
 
 def load_scenario(path: Path) -> dict[str, Any]:
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such scenario file")
-    except tomllib.TOMLDecodeError as e:
-        raise BadInput(f"{path}: malformed TOML: {e}")
-    unknown = set(data) - SCENARIO_KEYS
+    f = TomlFile(path, "scenario file")
+    data = f.data
+    unknown = sorted(set(data) - SCENARIO_KEYS)
     if unknown:
-        raise BadInput(f"{path}: unknown key {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(SCENARIO_KEYS))}")
+        raise f.error(f"unknown key {unknown[0]!r}; allowed: {', '.join(sorted(SCENARIO_KEYS))}", key=unknown[0])
     for key, kind in (("model", str), ("steps", list), ("settings", dict), ("columns", list), ("title", str)):
         if key in data and not isinstance(data[key], kind):
-            raise BadInput(f"{path}: key {key!r} must be a {kind.__name__}")
+            raise f.error(f"key {key!r} must be {type_name(kind())} (got {type_name(data[key])})", key=key)
+    for key in ("steps", "columns"):
+        wrong = [v for v in data.get(key, []) if not isinstance(v, str)]
+        if wrong:
+            raise f.error(f"key {key!r} must be an array of strings (got {type_name(wrong[0])})", key=key)
     if "model" not in data or "steps" not in data:
-        raise BadInput(f"{path}: a scenario needs the keys 'model' and 'steps'")
+        raise f.error("a scenario needs the keys 'model' and 'steps'")
     return data
 
 
@@ -65,8 +65,11 @@ def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output:
         played, docs = load_trace(trace_path)
     else:
         data = load_scenario(scenario_path)  # type: ignore[arg-type]
-        model, invariants = registry.build(data["model"], **data.get("settings", {}))
-        played = run_scenario(model, [str(s) for s in data["steps"]])
+        try:
+            model, invariants = registry.build(data["model"], **data.get("settings", {}))
+            played = run_scenario(model, data["steps"])
+        except BadInput as e:  # a setting or a step of the file: say which file
+            raise BadInput(f"{scenario_path}: {e}") from None
         docs = {i.name: i for i in invariants}
         if fmt == "text":
             return print_scenario(data, played, invariants)
@@ -86,10 +89,7 @@ def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output:
 
 def load_trace(path: Path) -> tuple[Trace, dict[str, Invariant]]:
     """A saved ITF trace, rebuilt against its model and replayed through it."""
-    try:
-        text_ = path.read_text()
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such trace file")
+    text_ = read_text(path, "trace file")
     built: dict[str, Invariant] = {}
     props: dict[str, Property] = {}
 
@@ -128,7 +128,7 @@ def print_scenario(data: dict[str, Any], played: Trace, invariants: list[Invaria
     model = played.model
     columns = [str(c) for c in data.get("columns", [])] or columns_that_change(played)
     sm = ScalarModel(model)
-    out = Table(title=data.get("title") or model.title(), title_justify="left")
+    out = Table(title=escape(data.get("title") or model.title()), title_justify="left")
     out.add_column("#", justify="right")
     out.add_column("step", no_wrap=True)
     for name in columns:

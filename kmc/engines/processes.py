@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import signal
 import traceback
 from typing import Any, Sequence
 
@@ -30,11 +31,12 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, proces
              progress: ProgressHook | None = None) -> CheckResult:
     """Run the walks in `processes` forked processes; the result is the merged swarm's, its
     `engine_stats` with "processes"."""
-    driver = Swarm(model, invariants, walks, None)  # checks the plan (weights, an end) before forking
+    driver = Swarm(model, invariants, walks, None)  # checks the plan (weights, an end, a seed) before forking
     if processes == 1:
         driver.progress = progress
         driver.walk()
         return driver.result(extra={"processes": 1})
+    driver.check_memory(walks.walkers)  # the processes' shares together, on this machine
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:
@@ -75,7 +77,9 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, proces
 
 def _run_share(model: Model, invariants: Sequence[Invariant], walks: Walks, p: int, halt: Any, results: Any,
                progress: ProgressHook | None) -> None:
-    """In a child: one share's swarm; its outcome (or its error) goes back on `results`."""
+    """In a child: one share's swarm; its outcome (or its error) goes back on `results`. Ctrl-C
+    is the parent's to report: it sets `halt`, which ends this walk at its next round."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         swarm = Swarm(model, invariants, walks, progress)
         swarm.halt = halt

@@ -9,7 +9,8 @@ new states. A walker whose walk reaches `depth` steps, or a state where nothing 
 starts a new walk from an initial state. Every random choice comes from one generator seeded
 by `seed`, so a run with the same seed, walkers and bounds is the same run.
 
-The distinct states seen are counted exactly, through the vector engine's key set. A
+The distinct states seen are counted exactly, through the vector engine's key set (the
+progress hook too: the keys buffered since the last merge are merged before it is called). A
 violation is replayed through the scalar interpretation (loops the walk made are cut out);
 then a bounded breadth-first search (the vector engine, up to the walk's length) tries to
 replace it by a shortest trace.
@@ -17,6 +18,7 @@ replace it by a shortest trace.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
@@ -36,6 +38,9 @@ from kmc.model.core import Invariant, Model, State
 SHORTEN_STATES = 2_000_000  # the bounded search that shortens a trace gives up beyond this many states
 SHORTEN_SECONDS = 60.0
 _FLUSH = 1 << 20  # keys of new states buffered before they are merged into the seen set
+MAX_SEED = 2**64 - 1  # numpy's seeds are non-negative; 64 bits is what a seed prints as in JSON tools
+MAX_WEIGHT = 1e6  # a weight's ratio to 1; bounded so that sums over every instance stay finite
+PROGRESS_SECONDS = 1.0  # the progress hook is called at most this often (each call merges the buffered keys)
 
 
 @dataclass
@@ -96,6 +101,8 @@ class Swarm:
                  progress: ProgressHook | None):
         if walks.walks is None and walks.time_limit is None:
             raise BadInput("a simulation needs an end: --walks N or --time-limit SECONDS")
+        if not 0 <= walks.seed <= MAX_SEED:
+            raise BadInput(f"--seed {walks.seed}: a seed is an integer from 0 to 2**64-1")
         self.started = time.perf_counter()
         self.model, self.invariants, self.walks, self.progress = model, list(invariants), walks, progress
         self.step = LevelStep(model, invariants, symmetry=False)
@@ -114,6 +121,7 @@ class Swarm:
         self.deepest = 0
         self.stopped_by: str | None = None
         self.halt: Any = None  # an event another swarm sets at its violation (kmc/engines/processes.py)
+        self.progress_seconds = PROGRESS_SECONDS
 
     def _weights(self, given: Mapping[str, float]) -> np.ndarray:
         families = {inst.action.name for inst in self.step.instances}
@@ -121,10 +129,32 @@ class Swarm:
         if unknown:
             raise BadInput(f"--weight: no action {unknown[0]!r} in model {self.model.name}; "
                            f"actions: {', '.join(sorted(families))}")
-        bad = [name for name, w in given.items() if not w >= 0]
+        bad = [name for name, w in given.items() if not 0 <= w <= MAX_WEIGHT]  # nan fails too
         if bad:
-            raise BadInput(f"--weight {bad[0]}: a weight is a number >= 0")
-        return np.array([float(given.get(inst.action.name, 1.0)) for inst in self.step.instances])
+            raise BadInput(f"--weight {bad[0]}={given[bad[0]]:g}: a weight is a finite number from 0 (never) "
+                           f"to {MAX_WEIGHT:,.0f}")
+        weight = np.array([float(given.get(inst.action.name, 1.0)) for inst in self.step.instances])
+        if not weight.any():
+            raise BadInput("--weight: every action has weight 0, so no walk could take a step; give one a weight above 0")
+        return weight
+
+    def walk_bytes(self, walkers: int) -> int:
+        """About the memory `walkers` walkers take before the first state is seen: per walker its
+        path (an instance id per step), its state (the columns and a few copies of them), its
+        guards' answers, the choice arrays, and its keys buffered before a merge."""
+        step = self.step
+        per_walker = (self.walks.depth * np.dtype(step.iid_dtype).itemsize
+                      + step.schema.width * (3 * np.dtype(step.dtype).itemsize + 8) + step.count
+                      + 10 * 8 + 4 * 8 * step.packing.words)
+        return walkers * per_walker
+
+    def check_memory(self, walkers: int) -> None:
+        """BadInput when `walkers` walkers would not fit in this machine's memory."""
+        need, have = self.walk_bytes(walkers), physical_memory()
+        if have is not None and need > have:
+            raise BadInput(f"--walkers {walkers:,} with --depth {self.walks.depth:,} needs about "
+                           f"{need / 2**30:,.1f} GiB before the first state is seen; this machine has "
+                           f"{have / 2**30:,.1f} GiB of memory: use fewer walkers or a smaller depth")
 
     # -- the walks ---------------------------------------------------------------------------
 
@@ -134,6 +164,7 @@ class Swarm:
 
     def walk(self) -> None:
         """Run the walks until they end (a violation, --walks, --time-limit)."""
+        self.check_memory(self.walks.walkers)
         initial = np.array(self.model.initial_states(), dtype=np.int64)
         if not len(initial):
             raise BadInput(f"model {self.model.name} has no initial state")
@@ -150,6 +181,7 @@ class Swarm:
         self._check(np.ascontiguousarray(initial.T.astype(self.step.dtype)), every, initial, every,
                     path, np.zeros(len(initial), dtype=np.int64))
         rounds = 0
+        reported = self.started
         while self.stopped_by is None:
             moved = self._round(cols, path, length)
             self._check(cols, moved, initial, start, path, length)
@@ -163,9 +195,10 @@ class Swarm:
             if ended.any():
                 self._restart(ended, initial, start, cols, length)
             self._stop_if_done()
-            if self.progress is not None and rounds % 16 == 0:
-                self.progress(Progress(rounds, len(self.seen) + sum(b.shape[1] for b in self.buffer),
-                                       self.walker_steps, n, time.perf_counter() - self.started))
+            if self.progress is not None and time.perf_counter() - reported >= self.progress_seconds:
+                self._flush()  # the distinct states so far, exactly: the buffered keys merged first
+                reported = time.perf_counter()
+                self.progress(Progress(rounds, len(self.seen), self.walker_steps, n, reported - self.started))
         self._flush()
 
     def _round(self, cols: np.ndarray, path: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -337,3 +370,11 @@ class Swarm:
             verdict.trace = found.trace
             return "shortest"
         return "as walked"
+
+
+def physical_memory() -> int | None:
+    """This machine's memory in bytes (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from kmc.errors import BadInput
 from kmc.model.core import Model
+from kmc.traces import itf_shape
 from kmc.traces.trace import Step, Trace
 
 
@@ -99,8 +100,5 @@ def from_itf(data: Any, build: Callable[[str, dict[str, Any]], Model], source: s
 
 
 def loads(text: str, build: Callable[[str, dict[str, Any]], Model], source: str = "trace") -> Trace:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{source}: not JSON: {e}")
+    data = itf_shape.check(itf_shape.parse(text, source), source)
     return from_itf(data, build, source)
