@@ -195,7 +195,7 @@ def _module_name(path: Path) -> str:
 
 def _is_file(module: ModuleType, path: Path) -> bool:
     file = getattr(module, "__file__", None)
-    return bool(file) and _same_file(file, path)
+    return isinstance(file, str) and _same_file(file, path)
 
 
 def _same_file(file: str, path: Path) -> bool:

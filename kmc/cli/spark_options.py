@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from kmc.engines.spark.engine import DEFAULT_THRESHOLD, SparkOptions
-from kmc.engines.spark.session import DEFAULT_MASTER, parse_conf
+from kmc.engines.spark.session import DEFAULT_MASTER, check_master, parse_conf
 from kmc.errors import BadInput
 
 
@@ -56,5 +56,5 @@ def take(engine: str, kw: dict[str, Any], *, one_run: bool = True) -> SparkOptio
                        "with --checkpoint-dir)")
     if threshold is None:
         threshold = 0 if checkpoint_dir is not None else DEFAULT_THRESHOLD
-    return SparkOptions(master or DEFAULT_MASTER, partitions, tuple(parse_conf(spark_conf).items()),
+    return SparkOptions(check_master(master or DEFAULT_MASTER), partitions, tuple(parse_conf(spark_conf).items()),
                         checkpoint_dir, resume, threshold)
