@@ -108,7 +108,7 @@ def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
     depth = manifest["depth"]
     levels = _levels_before(root, depth)
     levels.append({"level": depth, "keys": manifest["level_size"], "files": _files(level_dir(root, depth))})
-    content = {"format": FORMAT, **manifest, "levels": levels}
+    content = json.loads(json.dumps({"format": FORMAT, **manifest, "levels": levels}))  # as it reads back
     fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
         json.dump({**content, "digest": _digest(content)}, f)
