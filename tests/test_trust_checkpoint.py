@@ -73,7 +73,7 @@ CASES = [
     ("deleted checksum", "level-0002/kind=keys/.part-00001-*.crc", Path.unlink,
      "missing (the manifest lists it); the run cannot be resumed"),
     ("truncated", "level-0005/kind=keys/part-00001-*.parquet", truncate,
-     "the manifest says"),
+     "(truncated or replaced); the run cannot be resumed"),
     ("altered", f"level-{STOPPED_AT:04d}/kind=frontier/part-*.parquet", flip_a_byte,
      "its SHA-256 is not the one the manifest lists (altered); the run cannot be resumed"),
 ]
