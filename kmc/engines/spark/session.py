@@ -186,8 +186,12 @@ def run_dir() -> Path:
     """This process's own directory for what kmc writes for Spark: made by tempfile.mkdtemp
     (mode 0700, a name no one could plant beforehand), removed at exit (the test session's
     shared Spark session lives as long as the process)."""
-    d = Path(tempfile.mkdtemp(prefix="kmc-spark-"))
-    owner = os.getpid()
+    return _private(tempfile.mkdtemp(prefix="kmc-spark-"))
+
+
+def _private(made: str) -> Path:
+    """A directory mkdtemp just made, removed when this process exits."""
+    d, owner = Path(made), os.getpid()
     atexit.register(lambda: shutil.rmtree(d, ignore_errors=True) if os.getpid() == owner else None)
     return d
 
@@ -207,9 +211,18 @@ def _conf_dir() -> Path:
     return d
 
 
+_SOCKET_PATH = 100  # bytes a Unix socket's path may take (108 on Linux, 104 on macOS, with the NUL)
+
+
+@functools.cache
 def _socket_dir() -> Path:
-    """Where the driver and the JVM's Python workers put their Unix sockets."""
-    return _made("sockets")
+    """Where the driver and the JVM's Python workers put their Unix sockets (`.<uuid4>.sock`,
+    42 bytes): in run_dir, or where the temporary directory's path is too long for them, in a
+    directory mkdtemp makes under /tmp."""
+    d = _made("sockets")
+    if len(str(d)) + 1 + 42 <= _SOCKET_PATH:
+        return d
+    return _private(tempfile.mkdtemp(prefix="kmc-", dir="/tmp"))
 
 
 def ship_dir() -> Path:
