@@ -8,8 +8,9 @@ traces) in one of three ways:
   (`[project.entry-points."kmc.models"] my-model = "my_pkg.model:MyModel"` in its own
   pyproject.toml), by that name;
 - a Python file: `path/to/model.py`, or `path/to/model.py:ClassName` when the file defines
-  several models. The file's directory goes on `sys.path`, as for a script, so the file can
-  import its neighbours.
+  several models. Loading it runs its code. The file's directory goes at the end of
+  `sys.path`, so the file can import its neighbours but no file there hides a module of the
+  same name (a `json.py` beside the model is not `json`).
 
 A model's invariants (and the lemmas `kmc prove` may use) are `invariants(model)` and
 `lemmas(model)` in the module its class names in `invariants_module` (kmc's models:
@@ -19,9 +20,11 @@ model's own module when it names none. A subclass inherits its parent's.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
@@ -136,22 +139,26 @@ def load_file(spec: str, base: Path | None = None) -> Source:
     return Source(f"{path}:{cls.__name__}", cls, f"file {path}")
 
 
-def import_file(path: Path, name: str | None = None) -> ModuleType:
-    """Import a file as the top-level module `name` (default: its stem), with its directory on
-    sys.path so that it imports its neighbours; a module of that name from another file is
-    replaced. Errors in the file are BadInput naming the file and line."""
-    name = name or path.stem
+def import_file(path: Path) -> ModuleType:
+    """Import a file (a model file, or the neighbour holding its invariants). Its module is named
+    after the file (`model.py` is `model`, so that its neighbours import the same module), unless
+    another module answers to that name (`json.py` and the standard library's json, an installed
+    package, a module already imported): then it gets a name of its own. A model file loaded
+    before under the same name is replaced. The file's directory goes at the end of sys.path.
+    Errors in the file are BadInput naming the file and line."""
+    name = _module_name(path)
     folder = str(path.parent)
     if folder not in sys.path:
-        sys.path.insert(0, folder)
+        sys.path.append(folder)  # after the standard library and site-packages: it shadows none of them
     old = sys.modules.get(name)
-    if old is not None and getattr(old, "__file__", None) and Path(old.__file__ or "").resolve() == path:
+    if old is not None and _is_file(old, path):
         return old
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise BadInput(f"{path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    _FROM_FILES.add(name)
     try:
         spec.loader.exec_module(module)
     except BadInput:
@@ -163,6 +170,37 @@ def import_file(path: Path, name: str | None = None) -> ModuleType:
         sys.modules.pop(name, None)
         raise BadInput(f"{path}:{_line_in(e, path)}: {type(e).__name__}: {e}") from e
     return module
+
+
+_FROM_FILES: set[str] = set()  # the modules import_file made
+
+
+def _module_name(path: Path) -> str:
+    """The file's stem when no other module answers to it, else `kmc_file_<digest>_<stem>`."""
+    stem = path.stem
+    if stem.isidentifier():
+        held = sys.modules.get(stem)
+        if held is not None:
+            if stem in _FROM_FILES or _is_file(held, path):
+                return stem
+        else:
+            try:
+                spec = importlib.util.find_spec(stem)  # finds, runs nothing (a top-level name)
+            except (ImportError, ValueError):
+                spec = None
+            if spec is None or (spec.origin is not None and _same_file(spec.origin, path)):
+                return stem
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    return f"kmc_file_{digest}_" + re.sub(r"\W", "_", stem)
+
+
+def _is_file(module: ModuleType, path: Path) -> bool:
+    file = getattr(module, "__file__", None)
+    return isinstance(file, str) and _same_file(file, path)
+
+
+def _same_file(file: str, path: Path) -> bool:
+    return Path(file).resolve() == path
 
 
 def _line_in(e: BaseException, path: Path) -> int | str:
@@ -188,7 +226,7 @@ def invariants_module(cls: type[Model]) -> ModuleType:
     folder = Path(getattr(home, "__file__", "") or ".").parent
     sibling = folder / f"{name}.py"
     if "." not in name and home.__spec__ is not None and home.__spec__.parent == "" and sibling.is_file():
-        return import_file(sibling.resolve())  # a file's neighbour, whatever else bears its name
+        return import_file(sibling.resolve())  # a file's neighbour (named apart when another module bears its name)
     try:
         return importlib.import_module(name)
     except ImportError as e:

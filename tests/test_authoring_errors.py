@@ -313,7 +313,7 @@ def test_mermaid_and_html_of_a_model_without_describe(tmp_path: Path, monkeypatc
     name = write(tmp_path, "m_plain.py", text)
     rc, _, _ = run(tmp_path, ["check", name, "-q", "--itf-dir", "traces"], capsys)
     assert rc == 12
-    rc, out, err = run(tmp_path, ["trace", "traces/counter-plain-small.itf.json", "--format", "mermaid"], capsys)
+    rc, out, err = run(tmp_path, ["trace", "traces/counter-plain-small.itf.json", "--model", name, "--format", "mermaid"], capsys)
     assert (rc, err) == (0, [])
     assert out.splitlines() == [
         "sequenceDiagram",
@@ -324,7 +324,7 @@ def test_mermaid_and_html_of_a_model_without_describe(tmp_path: Path, monkeypatc
         "    Note over p0: 3. bump(k=1)<br/>x 2 → 3",
         "    Note over p0: small is violated",
     ]
-    rc, out, err = run(tmp_path, ["trace", "traces/counter-plain-small.itf.json", "--format", "html"], capsys)
+    rc, out, err = run(tmp_path, ["trace", "traces/counter-plain-small.itf.json", "--model", name, "--format", "html"], capsys)
     assert (rc, err) == (0, [])
     assert out.count('<g class="event"') == 3 and '<text class="actor" x="95.0" y="29" text-anchor="middle">counter' in out
 
@@ -341,8 +341,8 @@ def test_lifelines_of_a_model_without_describe_come_from_its_replica_axes(
                                     "    describe = Model.describe\n")
     rc, _, _ = run(tmp_path, ["check", "plain_2pc.py", "-q", "--itf-dir", "traces"], capsys)
     assert rc == 12
-    rc, out, _ = run(tmp_path, ["trace", "traces/plain-2pc-tla-prepared-never-aborts.itf.json", "--format",
-                                "mermaid"], capsys)
+    rc, out, _ = run(tmp_path, ["trace", "traces/plain-2pc-tla-prepared-never-aborts.itf.json", "--model",
+                                "plain_2pc.py", "--format", "mermaid"], capsys)
     assert rc == 0
     lines = out.splitlines()
     assert [ln for ln in lines if "participant" in ln] == ["    participant p0 as r1", "    participant p1 as plain-2pc"]

@@ -193,8 +193,8 @@ def test_resume_refuses_a_run_of_another_model_or_settings(tmp_path: Path) -> No
         return ModelFactory.of(model, invariants, builder).identity()
 
     unsafe = Tiny(mode="unsafe")
-    store.write_manifest(tmp_path, {**identity(unsafe, tiny_invariants(unsafe), tiny_invariants), "depth": 1})
-    assert store.read_manifest(tmp_path, identity(unsafe, tiny_invariants(unsafe), tiny_invariants))["depth"] == 1
+    kept = identity(unsafe, tiny_invariants(unsafe), tiny_invariants)  # what a manifest of this run holds
+    store.same_run(tmp_path, kept, identity(unsafe, tiny_invariants(unsafe), tiny_invariants))
     safe = Tiny(mode="safe")
     idem = Idempotence()
     from kmc.invariants.idempotence import invariants as idempotence_invariants
@@ -203,7 +203,7 @@ def test_resume_refuses_a_run_of_another_model_or_settings(tmp_path: Path) -> No
                   identity(unsafe, tiny_invariants(unsafe)[:1], tiny_invariants),
                   identity(idem, idempotence_invariants(idem))):
         with pytest.raises(BadInput, match="resume with the same settings"):
-            store.read_manifest(tmp_path, other)
+            store.same_run(tmp_path, kept, other)
 
 
 _PACKAGE = {

@@ -70,11 +70,11 @@ def test_resume_after_the_driver_is_killed_gives_the_uninterrupted_numbers(tmp_p
 
 
 def test_resume_refuses_a_run_stored_in_an_older_format(tmp_path: Path) -> None:
-    """Format 2 stored each level's states as rows; format 3 stores them packed. An older run is
-    refused in one line naming both formats, before any Spark work."""
+    """Format 3 listed no files; format 4 lists every level's files with their SHA-256 under a
+    digest. An older run is refused in one line naming both formats, before any Spark work."""
     from kmc.engines.spark import store
     from kmc.errors import BadInput
 
-    (tmp_path / "manifest.json").write_text(json.dumps({"format": 2, "depth": 3}))
-    with pytest.raises(BadInput, match=r"has format 2; this kmc reads format 3$"):
-        store.read_manifest(tmp_path, {})
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": 3, "depth": 3}))
+    with pytest.raises(BadInput, match=r"has format 3; this kmc reads format 4$"):
+        store.proved(tmp_path)

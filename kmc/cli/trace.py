@@ -1,9 +1,15 @@
 """`kmc trace FILE.itf.json`: re-render a saved trace; `kmc trace --scenario FILE`: play a
 scripted scenario and print a table per step. `--format` picks text, json (ITF), mermaid,
-dot or html for either."""
+dot or html for either.
+
+A trace file is data: its model is kmc's own or an installed one, by name, or the file given
+with `--model`; a model file the trace names is never imported. What it claims (the invariant
+or property violated) must be one of the model's and hold of the replayed trace.
+"""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -51,22 +57,30 @@ FORMATS = ("text", "json", "mermaid", "dot", "html")
 @click.command("trace")
 @click.argument("trace_path", metavar="[FILE.itf.json]", required=False,
                 type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--model", "model_spec", default=None, metavar="MODEL",
+              help="the trace's model: a model name, or FILE.py[:Class] (its code runs); default: the model "
+                   "the trace names, when that is kmc's own or an installed one")
 @click.option("--scenario", "scenario_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="TOML file: model, [settings], steps = ['produce(r1)', 'fetch(r2)', ...], optional columns")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
               help="text; json (ITF); mermaid (sequence diagram); dot (Graphviz); html (one self-contained page)")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="write to FILE (whole or not at all) instead of standard output")
-def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output: Path | None) -> int:
+def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path | None, fmt: str,
+          output: Path | None) -> int:
     """Re-render a saved trace (kmc check --itf-dir) or play a scripted scenario."""
     if (trace_path is None) == (scenario_path is None):
         raise click.UsageError("give a trace file (FILE.itf.json) or --scenario FILE, one of them")
     if trace_path is not None:
-        played, docs = load_trace(trace_path)
+        played, docs = load_trace(trace_path, model_spec)
     else:
-        data = load_scenario(scenario_path)  # type: ignore[arg-type]
+        if model_spec is not None:
+            raise click.UsageError("--model is for a trace file: a scenario names its model")
+        assert scenario_path is not None
+        data = load_scenario(scenario_path)
         try:
-            model, invariants = registry.build(data["model"], **data.get("settings", {}))
+            # a model file is named relative to the scenario
+            model, invariants = registry.build(data["model"], scenario_path.parent, **data.get("settings", {}))
             played = run_scenario(model, data["steps"])
         except BadInput as e:  # a setting or a step of the file: say which file
             raise BadInput(f"{scenario_path}: {e}") from None
@@ -87,21 +101,23 @@ def trace(trace_path: Path | None, scenario_path: Path | None, fmt: str, output:
     return 0
 
 
-def load_trace(path: Path) -> tuple[Trace, dict[str, Invariant]]:
-    """A saved ITF trace, rebuilt against its model and replayed through it."""
+def load_trace(path: Path, model_spec: str | None = None) -> tuple[Trace, dict[str, Invariant]]:
+    """A saved ITF trace, rebuilt against its model (`model_spec`, else the model it names
+    when that is a name, never a file) and replayed through it, its claim checked."""
     text_ = read_text(path, "trace file")
     built: dict[str, Invariant] = {}
     props: dict[str, Property] = {}
 
-    def build(name: str, settings: dict[str, Any]) -> Model:
-        model, invariants = registry.build(name, **settings)
-        built.update({i.name: i for i in invariants})
+    def build(written: str, settings: dict[str, Any]) -> Model:
+        spec = _by_name(path, written) if model_spec is None else _same_model(path, written, model_spec)
+        model, invariants = registry.build(spec, **settings)
+        lemmas = registry.lemmas(model.name, model)
+        built.update({i.name: i for i in [*lemmas, *invariants]})
         props.update({p.name: p for p in registry.properties_of(model)})
         return model
 
     played = itf.loads(text_, build, str(path))
-    inv = built.get(played.invariant or "") if played.loop is None else None
-    prop = props.get(played.invariant or "") if played.loop is not None else None
+    inv, prop = _claimed(path, played, built, props)
     try:
         replay(played, inv)
         if prop is not None:
@@ -110,6 +126,47 @@ def load_trace(path: Path) -> tuple[Trace, dict[str, Invariant]]:
     except ReplayError as e:
         raise BadInput(f"{path}: the trace does not replay through its model: {e}")
     return played, built
+
+
+def _by_name(path: Path, written: str) -> str:
+    """The model a trace names, when it names it by name: a file it names is not imported."""
+    if not isinstance(written, str):
+        raise BadInput(f"{path}: the model it names is not a string ({written!r}); pass the model with --model")
+    if not registry.is_path(written):
+        return written
+    file = written.rpartition(":")[0] if ".py:" in written else written
+    shown = shlex.quote(written) if written.isprintable() else repr(written)
+    raise BadInput(f"{path} was written from model file {file if file.isprintable() else repr(file)}; "
+                   f"pass it with --model {shown} (kmc trace imports no file a trace names)")
+
+
+def _same_model(path: Path, written: str, spec: str) -> str:
+    """`--model spec`, when it is the model the trace was written from (by name, or for a file
+    by class: the file may have moved)."""
+    cls = registry.model_class(spec)
+    if not isinstance(written, str) or (registry.is_path(written) and ".py:" not in written):
+        return spec  # nothing to compare with
+    same = cls.__name__ == written.rpartition(":")[2] if ".py:" in written else cls.name == written
+    if not same:
+        shown = written if written.isprintable() else repr(written)
+        raise BadInput(f"{path} was written from model {shown}; --model {spec} is model {cls.name} "
+                       f"(class {cls.__name__})")
+    return spec
+
+
+def _claimed(path: Path, played: Trace, invariants: dict[str, Invariant], properties: dict[str, Property]
+             ) -> tuple[Invariant | None, Property | None]:
+    """The invariant (or, for a lasso, the property) the trace says it violates: one of its model's."""
+    claim = played.invariant
+    if claim is None:
+        return None, None
+    kind, known = ("property", properties) if played.loop is not None else ("invariant", invariants)
+    if not isinstance(claim, str) or claim not in known:
+        raise BadInput(f"{path}: claims to violate {kind} {claim!r}, which model {played.model.name} does not have; "
+                       f"its {kind} names: {', '.join(known) or 'none'}")
+    if played.loop is not None:
+        return None, properties[claim]
+    return invariants[claim], None
 
 
 def render(played: Trace, fmt: str, doc: str, report: bool) -> str:

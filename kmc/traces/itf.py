@@ -4,6 +4,8 @@ Each state holds every field of the model's schema by name (arrays as JSON lists
 "#meta" of each state names the step that led to it. A lasso (a liveness counterexample) has
 ITF's "loop": the index of the state its last state equals (its own index when it stutters). The top-level "#meta" records the model
 and its settings, so a saved trace can be read back (`loads`), replayed and re-rendered later.
+Its "model_source" says where the model came from (a name, or a file and class): a hint for
+the reader, who loads a model it trusts (`kmc trace` imports no file a trace names).
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ def to_itf(trace: Trace) -> dict[str, Any]:
 
 
 def model_source(model: Model) -> str:
-    """How to load the trace's model again: kmc's own by name, any other by its file and class
-    (`kmc trace` re-renders a trace of a user's model from this)."""
+    """Where the trace's model came from: kmc's own by name, any other by its file and class
+    (`kmc trace` names that file in its hint to pass it with --model)."""
     cls = type(model)
     if cls.__module__.split(".")[0] == "kmc":
         return model.name
@@ -65,9 +67,10 @@ def dumps(trace: Trace) -> str:
 
 
 def from_itf(data: Any, build: Callable[[str, dict[str, Any]], Model], source: str = "trace") -> Trace:
-    """The Trace an ITF document written by `to_itf` describes. `build(name, settings)` makes
-    the model (the CLI passes the registry's). Raises BadInput naming what is wrong; the
-    caller replays the trace to check it is a real run."""
+    """The Trace an ITF document written by `to_itf` describes. `build(source, settings)` makes
+    the model from what the document says it was written from (its model_source, else its
+    model's name): the caller decides what to trust, and imports no file named there. Raises
+    BadInput naming what is wrong; the caller replays the trace and checks its claim."""
     try:
         meta = data["#meta"]
         model = build(meta.get("model_source") or meta["model"], dict(meta.get("settings", {})))

@@ -50,7 +50,7 @@ class SparkEngine(Engine):
 
     def configure(self, values: Mapping[str, Any], *, one_run: bool) -> Any:
         from kmc.engines.spark.engine import SparkOptions
-        from kmc.engines.spark.session import NEEDS_PYSPARK, parse_conf
+        from kmc.engines.spark.session import NEEDS_PYSPARK, check_master, parse_conf
 
         if any(importlib.util.find_spec(name) is None for name in ("pyspark", "pyarrow")):
             raise BadInput(NEEDS_PYSPARK)
@@ -64,7 +64,7 @@ class SparkEngine(Engine):
                            "with --checkpoint-dir)")
         if threshold is None:
             threshold = 0 if checkpoint_dir is not None else DEFAULT_THRESHOLD
-        return SparkOptions(values.get("master") or DEFAULT_MASTER, values.get("partitions"),
+        return SparkOptions(check_master(values.get("master") or DEFAULT_MASTER), values.get("partitions"),
                             tuple(parse_conf(values.get("spark_conf") or ()).items()), checkpoint_dir, resume,
                             threshold)
 

@@ -178,8 +178,9 @@ class _Run:
         root = self.options.checkpoint_dir
         if self.options.resume:
             assert root is not None
+            manifest = store.proved(root)  # before Spark starts: a checkpoint that does not prove itself is refused
             self._start_spark(len(self.model.initial_states()))
-            depth = self._resume(root)
+            depth = self._resume(root, manifest)
         elif root is None and self.options.threshold > 0:
             search = vector.Search(self.model, self.invariants, self.limits, self.search, self.progress)
             level, depth = search.explore(handoff=self.options.threshold)
@@ -446,9 +447,10 @@ class _Run:
             "found_at": [[list(st), lv, rank] for st, (lv, rank) in self.found_at.items()],
         })
 
-    def _resume(self, root: Path) -> int:
-        """The state of the run kept in `root`, back in the executors and the driver."""
-        m = store.read_manifest(root, self.identity)
+    def _resume(self, root: Path, m: dict[str, Any]) -> int:
+        """The state of the run kept in `root` (its manifest `m`, proved), back in the executors
+        and the driver."""
+        store.same_run(root, m, self.identity)
         depth = int(m["depth"])
         self.distinct, self.generated, self.shuffled = m["distinct"], m["generated"], m["shuffle_bytes"]
         self.level_size = m["level_size"]
@@ -460,6 +462,7 @@ class _Run:
         stored = self.owned.mapPartitionsWithIndex(tasks.materialized).collect()
         if [n for _, n in stored] != [1] * self.partitions:
             raise RuntimeError(f"kmc spark engine: the run in {root} does not load as one element per partition")
+        store.check_loaded(self.owned, self.job, root, m)
         self.resumed_at = depth
         return depth
 

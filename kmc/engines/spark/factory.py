@@ -37,13 +37,13 @@ import shutil
 import site
 import sys
 import sysconfig
-import tempfile
 import zipfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
+from kmc.engines.spark.session import ship_dir
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
@@ -266,12 +266,6 @@ def _sources(modules: list[str]) -> tuple[list[Source], dict[str, str]]:
     return list(sources.values()), aliases
 
 
-def _ship_dir() -> Path:
-    d = Path(tempfile.gettempdir()) / f"kmc-ship-{os.getuid()}"
-    d.mkdir(exist_ok=True)
-    return d
-
-
 def _shippable(source: Source) -> Path:
     """The file addPyFile takes for a source: the module's own file when its name is the
     module's, else a copy named after the content (Spark refuses a second file of the same
@@ -280,7 +274,7 @@ def _shippable(source: Source) -> Path:
         [path] = source.paths
         if Path(path).stem == source.name:
             return Path(path)
-        out = _ship_dir() / f"{source.name}.py"
+        out = ship_dir() / f"{source.name}.py"
         if not out.exists():
             tmp = out.with_suffix(f".{os.getpid()}.tmp")
             shutil.copyfile(path, tmp)
@@ -291,7 +285,7 @@ def _shippable(source: Source) -> Path:
     digest = hashlib.sha256()
     for arc, f in files:
         digest.update(arc.encode() + b"\0" + Path(f).read_bytes() + b"\0")
-    out = _ship_dir() / f"{source.name}-{digest.hexdigest()[:16]}.zip"
+    out = ship_dir() / f"{source.name}-{digest.hexdigest()[:16]}.zip"
     if not out.exists():
         tmp = out.with_suffix(f".{os.getpid()}.tmp")
         with zipfile.ZipFile(tmp, "w") as z:

@@ -6,19 +6,27 @@ owner partition (kind=keys) and the level's states with their path ranks per own
 (kind=frontier, kept for the last level only). Each row's payload is the partition's numpy
 arrays in NumPy's .npz format (arrays, not pickles: any numpy reads them).
 Then DIR/manifest.json is replaced atomically: what the driver knows (the run's identity, level
-sizes, counts, the violations found) and the last level written. A level is part of the run
-only once the manifest names it, so a driver that dies while writing loses at most that level.
+sizes, counts, the violations found), the last level written, and per level its key count and
+every file's path, size and SHA-256, the whole under a SHA-256 of its canonical JSON (`digest`).
+A level is part of the run only once the manifest names it, so a driver that dies while
+writing loses at most that level.
 
-`--resume` reads the manifest, checks that it is the same run (the model factory's identity:
-model class and invariant builder by module and name, settings, invariant names and the
-model's fingerprint; then symmetry, --continue, partitions), rebuilds every owner's visited
-part from the keys of all levels and its share of the last level from that level's states,
-and the search goes on from there: the results are those of an uninterrupted run. DIR must be reachable by the driver and every executor at the same
-path (local disk for a local master, a shared mount on a cluster).
+`--resume` first proves the directory holds what the manifest says: the manifest's digest,
+then in every level of the run exactly the files it lists (none missing, none extra; the
+frontier of an older level, dropped once a newer one is written, may be there or not), each
+of its size and SHA-256; anything else is refused, one line naming the file. It checks that
+it is the same run (the model factory's identity: model class and invariant builder by
+module and name, settings, invariant names and the model's fingerprint; then symmetry,
+--continue, partitions), rebuilds every owner's visited part from the keys of all levels and
+its share of the last level from that level's states, checks their counts against the
+manifest's, and the search goes on from there: the results are those of an uninterrupted
+run. DIR must be reachable by the driver and every executor at the same path (local disk for
+a local master, a shared mount on a cluster).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -36,7 +44,9 @@ from kmc.engines.spark.wire import Packed
 from kmc.engines.spark.session import zip_single
 from kmc.errors import BadInput
 
-FORMAT = 3  # 2: the run is named by its model factory (kmc/engines/spark/factory.py), not a model name; 3: levels stored packed, not as rows
+# 2: the run is named by its model factory (kmc/engines/spark/factory.py), not a model name; 3: levels
+# stored packed, not as rows; 4: the manifest lists every level's files with their SHA-256, under a digest
+FORMAT = 4
 MANIFEST = "manifest.json"
 _CHUNK = 256 * 2**20  # bytes per Parquet value, well below the 2 GiB limit of a binary column
 
@@ -92,11 +102,16 @@ def write_level(session: Any, root: Path, level: int, owned: Any, job: tasks.Job
 
 
 def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    """Replace the manifest atomically, then drop the frontiers of older levels."""
+    """Replace the manifest atomically (the level just written, `depth`, recorded with its files
+    beside the older levels' records), then drop the frontiers of older levels."""
     root.mkdir(parents=True, exist_ok=True)
+    depth = manifest["depth"]
+    levels = _levels_before(root, depth)
+    levels.append({"level": depth, "keys": manifest["level_size"], "files": _files(level_dir(root, depth))})
+    content = json.loads(json.dumps({"format": FORMAT, **manifest, "levels": levels}))  # as it reads back
     fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump({"format": FORMAT, **manifest}, f)
+        json.dump({**content, "digest": _digest(content)}, f)
     os.replace(tmp, root / MANIFEST)
     last = manifest["depth"]
     for level in range(1, last):
@@ -110,23 +125,95 @@ def check_fresh(root: Path) -> None:
                        "or give an empty directory")
 
 
+def _levels_before(root: Path, depth: int) -> list[dict[str, Any]]:
+    """The records of levels 1 .. depth - 1: the manifest this run wrote last (or resumed from)."""
+    if depth == 1:
+        return []
+    levels = json.loads((root / MANIFEST).read_text())["levels"]
+    return [lv for lv in levels if lv["level"] < depth]
+
+
+def _files(d: Path) -> dict[str, list[Any]]:
+    """Every file under a level's directory (Spark's checksums and _SUCCESS included), by its
+    path inside it: [size, SHA-256]."""
+    out = {}
+    for f in sorted(p for p in d.rglob("*") if not p.is_dir()):
+        out[f.relative_to(d).as_posix()] = [f.stat().st_size, _sha256(f)]
+    return out
+
+
+def _sha256(f: Path) -> str:
+    h = hashlib.sha256()
+    with open(f, "rb") as stream:
+        for block in iter(lambda: stream.read(2**20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _digest(content: dict[str, Any]) -> str:
+    """SHA-256 of the manifest's canonical JSON (sorted keys, no spaces), without its digest."""
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 # -- reading -------------------------------------------------------------------------------
 
-def read_manifest(root: Path, identity: dict[str, Any]) -> dict[str, Any]:
+def proved(root: Path) -> dict[str, Any]:
+    """The manifest of the run kept in `root`, once it and every file it lists are proved (see
+    above): BadInput, one line naming the file, otherwise. Needs no Spark."""
     path = root / MANIFEST
     if not path.is_file():
         raise BadInput(f"--resume: no kmc run in {root} ({MANIFEST} missing)")
     try:
-        manifest = json.loads(path.read_text())
-    except json.JSONDecodeError as e:
+        manifest = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise BadInput(f"--resume: {path} is not valid JSON ({e})") from e
+    if not isinstance(manifest, dict):
+        raise BadInput(f"--resume: {path} is not a kmc manifest (not a JSON object)")
     if manifest.get("format") != FORMAT:
         raise BadInput(f"--resume: {path} has format {manifest.get('format')!r}; this kmc reads format {FORMAT}")
+    content = {k: v for k, v in manifest.items() if k != "digest"}
+    if manifest.get("digest") != _digest(content):
+        raise BadInput(f"--resume: {path} was changed after kmc wrote it (its digest does not match its content); "
+                       "start the run again in an empty directory")
+    _check_levels(root, manifest)
+    return manifest
+
+
+def same_run(root: Path, manifest: dict[str, Any], identity: dict[str, Any]) -> None:
+    """BadInput unless the run kept in `root` is this one (model, settings, invariants, ...)."""
     for key, value in identity.items():
         if manifest.get(key) != value:
             raise BadInput(f"--resume: the run in {root} has {key} {manifest.get(key)!r}, this one {value!r}; "
                            "resume with the same settings")
-    return manifest
+
+
+def _check_levels(root: Path, m: dict[str, Any]) -> None:
+    """Every level of the run holds exactly the files the manifest lists, byte for byte."""
+    depth, levels = m["depth"], m["levels"]
+    if [lv["level"] for lv in levels] != list(range(1, depth + 1)) \
+            or sum(lv["keys"] for lv in levels) != m["distinct"] or levels[-1]["keys"] != m["level_size"]:
+        raise BadInput(f"--resume: {root / MANIFEST}: its levels do not add up to its counts")
+    for lv in levels:
+        d = level_dir(root, lv["level"])
+        listed: dict[str, list[Any]] = lv["files"]
+        found = {p.relative_to(d).as_posix(): p for p in d.rglob("*") if not p.is_dir()} if d.is_dir() else {}
+        dropped = lv["level"] < depth and not any(name.startswith("kind=frontier/") for name in found)
+        extra = sorted(set(found) - set(listed))
+        if extra:
+            raise BadInput(f"--resume: {found[extra[0]]}: not part of the run (the manifest does not list it); "
+                           "remove it or start again in an empty directory")
+        for name, (size, sha) in sorted(listed.items()):
+            f = d / name
+            if name not in found:
+                if dropped and name.startswith("kind=frontier/"):
+                    continue  # an older level's frontier, dropped once the next level was written
+                raise BadInput(f"--resume: {f}: missing (the manifest lists it); the run cannot be resumed")
+            if f.is_symlink() or f.stat().st_size != size:
+                raise BadInput(f"--resume: {f}: {f.lstat().st_size:,} bytes, the manifest says {size:,} "
+                               "(truncated or replaced); the run cannot be resumed")
+            if _sha256(f) != sha:
+                raise BadInput(f"--resume: {f}: its SHA-256 is not the one the manifest lists (altered); "
+                               "the run cannot be resumed")
 
 
 def _load(session: Any, root: Path, levels: list[int], kind: str, partitions: int) -> Any:
@@ -160,3 +247,17 @@ def load_owned(session: Any, root: Path, levels: int, job: tasks.Job, home: str 
     keys = _load(session, root, list(range(1, levels + 1)), "keys", job.partitions)
     frontier = _load(session, root, [levels], "frontier", job.partitions)
     return zip_single(keys, frontier).mapPartitionsWithIndex(partial(_owned, job, home, levels - 1))
+
+
+def _sizes(job: tasks.Job, it: Iterable[tasks.Held]) -> list[tuple[int, int]]:
+    owned = tasks.unpark(job, tasks.one(it))
+    return [(len(owned.visited), len(owned.new))]
+
+
+def check_loaded(owned: Any, job: tasks.Job, root: Path, m: dict[str, Any]) -> None:
+    """The owners loaded hold the manifest's count of keys, and of states of the last level."""
+    sizes = owned.mapPartitions(partial(_sizes, job)).collect()
+    keys, states = sum(k for k, _ in sizes), sum(n for _, n in sizes)
+    if (keys, states) != (m["distinct"], m["level_size"]):
+        raise BadInput(f"--resume: the levels in {root} load as {keys:,} keys with {states:,} in the last level; "
+                       f"the manifest says {m['distinct']:,} and {m['level_size']:,}")
