@@ -60,13 +60,13 @@ def test_the_interval_is_10_seconds_off_a_terminal() -> None:
 
 
 def test_ctrl_c_during_a_check_is_one_line(run_kmc, monkeypatch) -> None:
-    from kmc.engines import run
+    from kmc import api
 
     def interrupted(*args: object, progress: object = None, **kw: object) -> None:
         progress(Progress(3, 1234, 5678, 10, 2.0))  # type: ignore[operator]
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run, "check", interrupted)
+    monkeypatch.setattr(api, "check", interrupted)
     rc, out, err = run_kmc("check", "replication", "--mode", "kip320", "--quiet")
     said = [line for line in _lines(err) if "interrupted" in line]
     assert rc == 130 and len(said) == 1 and len(_lines(err)) == 1
@@ -74,12 +74,12 @@ def test_ctrl_c_during_a_check_is_one_line(run_kmc, monkeypatch) -> None:
 
 
 def test_ctrl_c_during_a_simulation_is_one_line(run_kmc, monkeypatch) -> None:
-    from kmc.cli import simulate
+    from kmc import api
 
     def interrupted(*args: object, **kw: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(simulate, "run_walks", interrupted)
+    monkeypatch.setattr(api, "simulate", interrupted)
     rc, out, err = run_kmc("simulate", "replication", "--quiet")
     assert (rc, _lines(err)) == (130, ["kmc: interrupted"])
 

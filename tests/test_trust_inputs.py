@@ -18,7 +18,7 @@ import pytest
 
 from kmc import registry
 from kmc.engines import simulation
-from kmc.engines.run import check
+from kmc.api import check
 from kmc.traces import itf
 
 NOT_UTF8 = b'model = "replication"\n\xff\xfe = 1\n'
