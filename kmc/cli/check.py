@@ -15,14 +15,14 @@ from kmc.cli import graph
 from kmc.cli.config import config_option
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
-from kmc.cli.output import summary, verdict_text, warn_never_enabled, write_atomic
+from kmc.cli.output import check_writable, summary, verdict_text, warn_never_enabled, write_traces
 from kmc.engines.coverage import render as render_coverage
 from kmc.cli.progress import run_with_progress
 from kmc.cli.spark_options import spark_options, take
 from kmc.model.core import Option
 from kmc.errors import BadInput
 from kmc.model.temporal import Property
-from kmc.traces import itf, lasso, text
+from kmc.traces import lasso, text
 
 EXIT_OK, EXIT_VIOLATION = 0, 12
 
@@ -109,6 +109,10 @@ def run_check(
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
     max_depth = _bmc_levels(engine, depth, max_depth, max_states, symmetry)
+    if itf_dir is not None:
+        check_writable(itf_dir, "--itf-dir", folder=True)
+    if dump_graph is not None:
+        graph.check_path(dump_graph)
     spark = take(engine, settings)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select(invariants, list(invariant_names) or None)
@@ -119,12 +123,6 @@ def run_check(
     limits = Limits(max_states, max_depth, keep_going, symmetry, time_limit, memory_limit, coverage)
     result = run_with_progress(engine, model, checked, limits, quiet=quiet, spark=spark, properties=props)
     docs = {i.name: i for i in checked}
-    if dump_graph is not None:
-        graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
-    if itf_dir is not None:
-        for inv_name, verdict in [*result.invariants.items(), *result.properties.items()]:
-            if verdict.trace is not None:
-                write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
@@ -144,6 +142,11 @@ def run_check(
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
+    # the files last: the verdicts are printed whatever happens to them
+    if itf_dir is not None:
+        write_traces(itf_dir, model, [*result.invariants.items(), *result.properties.items()])
+    if dump_graph is not None:
+        graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 

@@ -10,7 +10,7 @@ import click
 
 from kmc import registry
 from kmc.cli.models import ModelGroup, apply_options
-from kmc.cli.output import warn_never_enabled, write_atomic
+from kmc.cli.output import check_writable, warn_never_enabled, write_traces
 from kmc.engines.coverage import render as render_coverage
 from kmc.engines.result import CheckResult
 from kmc.engines.run import check_contract
@@ -20,7 +20,7 @@ from kmc.cli.spark_options import spark_options, take
 from kmc.engines.spark.simulation import simulate as spark_simulate
 from kmc.errors import BadInput
 from kmc.model.core import Option
-from kmc.traces import itf, text
+from kmc.traces import text
 from kmc.traces.replay import replay
 
 EXIT_OK, EXIT_VIOLATION = 0, 12
@@ -90,6 +90,8 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
     spark = take(engine, settings, one_run=False)
     if spark is not None and processes != 1:
         raise BadInput("--processes is for the vector engine; Spark spreads the walkers over --partitions")
+    if itf_dir is not None:
+        check_writable(itf_dir, "--itf-dir", folder=True)
     model, invariants = registry.build(name, **settings)
     checked = registry.select(invariants, list(invariant_names) or None)
     if walks is None and time_limit is None:
@@ -105,10 +107,6 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
         trace = result.invariants[inv.name].trace
         if trace is not None:
             replay(trace, inv)
-    if itf_dir is not None:
-        for inv_name, verdict in result.invariants.items():
-            if verdict.trace is not None:
-                write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
@@ -128,6 +126,8 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
+    if itf_dir is not None:  # after the verdicts: they are printed whatever happens to the files
+        write_traces(itf_dir, model, result.invariants.items())
     return EXIT_VIOLATION if result.violated else EXIT_OK
 
 
