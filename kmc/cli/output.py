@@ -146,6 +146,7 @@ def write_atomic(path: Path, text: str | bytes, what: str) -> None:
             os.unlink(tmp)
             raise
     except OSError as e:
+        check_writable(path, what)  # names the cause when it is the path (a file where a folder should be)
         raise BadInput(f"{what} {path}: cannot write it ({e.strerror or e})")
 
 
