@@ -291,3 +291,18 @@ def test_trace_scenario_text_goes_to_the_output_file(run_kmc, tmp_path: Path) ->
     rc, out, err = run_kmc("trace", "--scenario", str(SCENARIO), "-o", str(path))
     assert (rc, out, err) == (0, "", "")
     assert path.read_text() == printed  # the same table (stdout is not a terminal here: no colours either)
+
+
+def test_trace_output_to_a_pipe_is_written_in_place(run_kmc, tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text()), daemon=True)  # never blocks the exit
+    reader.start()
+    rc, out, err = run_kmc("trace", "--scenario", str(SCENARIO), "--format", "mermaid", "-o", str(fifo))
+    reader.join(timeout=10)
+    assert (rc, out, err) == (0, "", "")
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # still the pipe, not a file renamed over it
+    assert read[0].startswith("sequenceDiagram\n")
