@@ -16,12 +16,12 @@ from kmc.cli.engine_options import engine_choice, engine_options, take
 from kmc.cli.incomplete import allow_incomplete_option, exit_code, flags
 from kmc.cli.limits import limit_options
 from kmc.cli.models import ModelGroup, apply_options
-from kmc.cli.output import summary, verdict_text, warn_never_enabled, write_atomic
+from kmc.cli.output import check_writable, summary, verdict_text, warn_never_enabled, write_traces
 from kmc.cli.progress import run_with_progress
 from kmc.model.core import Option
 from kmc.errors import BadInput
 from kmc.model.temporal import Property
-from kmc.traces import itf, lasso, text
+from kmc.traces import lasso, text
 
 
 def run_options(command: Any) -> Any:
@@ -106,6 +106,10 @@ def run_check(
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
+    if itf_dir is not None:
+        check_writable(itf_dir, "--itf-dir", folder=True)
+    if dump_graph is not None:
+        graph.check_path(dump_graph)
     options = take(engine, "check", settings)
     model, invariants = registry.build(name, **settings)
     checked = [] if no_invariants else registry.select_invariants(name, model, invariants,
@@ -121,12 +125,6 @@ def run_check(
     search = SearchOptions(keep_going=keep_going, symmetry=symmetry, coverage=coverage)
     result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props)
     docs = {i.name: i for i in checked}
-    if dump_graph is not None:
-        graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
-    if itf_dir is not None:
-        for inv_name, verdict in [*result.invariants.items(), *result.properties.items()]:
-            if verdict.trace is not None:
-                write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
@@ -146,6 +144,11 @@ def run_check(
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
+    # the files last: the verdicts are printed whatever happens to them
+    if itf_dir is not None:
+        write_traces(itf_dir, model, [*result.invariants.items(), *result.properties.items()])
+    if dump_graph is not None:
+        graph.dump(dump_graph, model, checked, max_states=max_states, max_depth=max_depth)
     return exit_code([result], flags(limits), allow=allow_incomplete)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from kmc.cli.config import config_option
-from kmc.cli.output import write_atomic
+from kmc.cli.output import check_writable, write_atomic
 from kmc.cli.progress import ProgressPrinter
 from kmc.api import able
 from kmc.gate import baseline as bl
@@ -37,6 +37,10 @@ from kmc.traces import text
 @config_option
 def gate(baseline_path: Path, junit_path: Path | None, update: bool, engine: str | None, quiet: bool) -> int:
     """Run a baseline's checks and compare with its expected verdicts (exit 0, 12, 4 or 3)."""
+    if junit_path is not None:
+        check_writable(junit_path, "--junit")
+    if update:
+        check_writable(baseline_path, "--update")
     base = bl.load(baseline_path)
     cases: list[junit.Case] = []
     outcomes: list[Outcome] = []
@@ -50,19 +54,21 @@ def gate(baseline_path: Path, junit_path: Path | None, update: bool, engine: str
         cases.append(_report(out))
     codes = {o.exit_code for o in outcomes}
     worst = next(code for code in SEVERITY if code in codes)
-    if junit_path is not None:
-        write_atomic(junit_path, junit.dumps(str(baseline_path), cases))
     failed = sum(1 for c in cases if c.failure is not None)
+    if not update:
+        click.echo(f"{len(cases) - failed} of {len(cases)} checks match {baseline_path}")
+        if worst == exits.INCOMPLETE:
+            click.echo("a check is incomplete: raise its limits, or say incomplete_ok = true in it")
+        if worst == exits.STALE:
+            click.echo(f"the baseline is stale: review the changes, then run kmc gate {baseline_path} --update")
+    # the files last: the verdicts are printed whatever happens to them
+    if junit_path is not None:
+        write_atomic(junit_path, junit.dumps(str(baseline_path), cases), "--junit")
     if update:
         fresh = [bl.updated(o.check, o.result) for o in outcomes]
-        write_atomic(baseline_path, bl.dumps(bl.Baseline(baseline_path, fresh, base.header)))
+        write_atomic(baseline_path, bl.dumps(bl.Baseline(baseline_path, fresh, base.text)), "--update")
         click.echo(f"{baseline_path}: rewritten with the verdicts and counts of this run ({failed} checks changed)")
         return exits.OK
-    click.echo(f"{len(cases) - failed} of {len(cases)} checks match {baseline_path}")
-    if worst == exits.INCOMPLETE:
-        click.echo("a check is incomplete: raise its limits, or say incomplete_ok = true in it")
-    if worst == exits.STALE:
-        click.echo(f"the baseline is stale: review the changes, then run kmc gate {baseline_path} --update")
     return worst
 
 

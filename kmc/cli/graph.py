@@ -18,7 +18,7 @@ import click
 
 from kmc import exits
 from kmc.api import state_graph
-from kmc.cli.output import write_atomic
+from kmc.cli.output import check_writable, write_atomic
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
@@ -26,19 +26,29 @@ SUFFIXES = (".graphml", ".dot")
 _META = {"level", "initial", "violates"}
 
 
-def dump(path: Path, model: Model, invariants: Sequence[Invariant], *, max_states: int | None,
-         max_depth: int | None) -> int:
-    """Write the state graph of `model` to `path` (GraphML or DOT by suffix); its node count."""
+def check_path(path: Path) -> None:
+    """Before the run: --dump-graph names a .graphml or .dot file that can be written."""
     if path.suffix not in SUFFIXES:
         raise BadInput(f"--dump-graph {path}: the file name must end in {' or '.join(SUFFIXES)}")
+    check_writable(path, "--dump-graph")
+
+
+def dump(path: Path, model: Model, invariants: Sequence[Invariant], *, max_states: int | None,
+         max_depth: int | None) -> None:
+    """Write the state graph of `model` to `path` (GraphML or DOT by suffix).
+    A graph cut at its cap is written with a note on stderr: the first states in BFS order
+    still show how the protocol starts, and `kmc graph` says the file is partial."""
     g = state_graph.explore(model, invariants, max_states=max_states, max_depth=max_depth)
     if path.suffix == ".dot":
-        write_atomic(path, state_graph.to_dot(g))
+        write_atomic(path, state_graph.to_dot(g), "--dump-graph")
     else:
         import networkx as nx
 
-        write_atomic(path, "\n".join(nx.generate_graphml(g)) + "\n")
-    return g.number_of_nodes()
+        write_atomic(path, "\n".join(nx.generate_graphml(g)) + "\n", "--dump-graph")
+    if g.graph.get("partial"):
+        click.echo(f"kmc: note: --dump-graph {path} holds a partial graph, the first {g.number_of_nodes():,} "
+                   "states in BFS order (graphs are for small runs: bound the run with --max-states or smaller model "
+                   "options)", err=True)
 
 
 def predicate(text: str, g: Any) -> Callable[[str], bool]:
@@ -109,6 +119,9 @@ def graph(graph_path: Path, terminal: bool, levels: bool, path_query: tuple[str,
     """Query a state graph written by kmc check --dump-graph."""
     g = _load(graph_path)
     click.echo(f"{g.graph.get('settings', graph_path)}: {g.number_of_nodes():,} states, {g.number_of_edges():,} steps")
+    if g.graph.get("partial"):
+        click.echo(f"a partial graph: the first {g.number_of_nodes():,} states in BFS order; states of its last "
+                   "levels may show no successor")
     if not (terminal or levels or path_query):
         terminal = levels = True
     if levels:

@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 import click
 
 from kmc.api import ENGINES, CheckResult, Verdict
+from kmc.errors import BadInput
+from kmc.model.core import Model
+from kmc.traces import itf
 
 
 def summary(result: CheckResult) -> str:
@@ -69,17 +73,67 @@ def warn_never_enabled(result: CheckResult) -> None:
                    "is usually a model bug (a guard that cannot hold)", err=True)
 
 
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write `text` (or bytes) to `path` through a temporary file in the same directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def write_traces(folder: Path, model: Model, verdicts: Iterable[tuple[str, Verdict]]) -> None:
+    """--itf-dir: each counterexample to FOLDER/<model>-<mode>-<invariant>.itf.json."""
+    for name, verdict in verdicts:
+        if verdict.trace is not None:
+            write_atomic(folder / f"{model.name}-{model.mode}-{name}.itf.json", itf.dumps(verdict.trace), "--itf-dir")
+
+
+def check_writable(path: Path, what: str, *, folder: bool = False) -> None:
+    """Before a run: refuse an output path (a file, or with `folder` a directory) that cannot be
+    written, so that a run's result is never lost to it. One line naming the option and why."""
+    target = Path(os.path.realpath(path))  # a symlink: its target is what gets written
+    if folder and target.exists() and not target.is_dir():
+        raise BadInput(f"{what} {path}: not a directory")
+    if not folder and target.is_dir():
+        raise BadInput(f"{what} {path}: is a directory; give a file name")
+    if not folder and target.exists() and not target.is_file():
+        if not os.access(target, os.W_OK):  # a device or a pipe is written in place
+            raise BadInput(f"{what} {path}: not writable")
+        return
+    ancestor = target if folder else target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent  # the folders missing below it are created when writing
+    if not ancestor.is_dir():
+        raise BadInput(f"{what} {path}: {ancestor} is not a directory")
+    try:  # a real attempt: root passes every permission check, and /proc refuses files anyway
+        fd, probe = tempfile.mkstemp(dir=ancestor, prefix=".kmc-probe.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise BadInput(f"{what} {path}: cannot create a file in {ancestor} ({e.strerror})")
+
+
+def write_atomic(path: Path, text: str | bytes, what: str) -> None:
+    """Write `text` (or bytes) to `path`, whole or not at all, through a temporary file in the
+    target's folder. A symlink is followed (its target is replaced, the link kept), an existing
+    file keeps its mode, a device or a pipe is written in place. A failure is one line naming
+    the option `what` (exit 2)."""
+    target = Path(os.path.realpath(path))
+    data = text.encode() if isinstance(text, str) else text
     try:
-        with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as open() would create it, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        if target.exists() and not target.is_file() and not target.is_dir():
+            with open(target, "wb") as out:
+                out.write(data)
+            return
+        mode = target.stat().st_mode & 0o7777 if target.is_file() else 0o666 & ~_umask()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.chmod(tmp, mode)  # as the file was, or as open() would create it (not mkstemp's 0600)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as e:
+        check_writable(path, what)  # names the cause when it is the path (a file where a folder should be)
+        raise BadInput(f"{what} {path}: cannot write it ({e.strerror or e})")
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask

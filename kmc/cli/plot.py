@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from kmc.api import CheckResult, Verdict
-from kmc.cli.output import write_atomic
+from kmc.cli.output import check_writable, write_atomic
 from kmc.errors import BadInput
 
 SUFFIXES = (".png", ".svg")
@@ -33,14 +33,15 @@ def fixed_title(title: str, combos: Sequence[dict[str, Any]]) -> str:
 
 
 def check_path(path: Path) -> None:
+    """Before the runs: --plot names a .png or .svg file that can be written."""
     if path.suffix not in SUFFIXES:
         raise BadInput(f"--plot {path}: the file name must end in {' or '.join(SUFFIXES)}")
     if importlib.util.find_spec("matplotlib") is None:
         raise BadInput("--plot needs matplotlib, which the plot extra installs: pip install 'kmc[plot]'")
+    check_writable(path, "--plot")
 
 
 def plot(path: Path, title: str, results: Sequence[CheckResult], labels: Sequence[str]) -> None:
-    check_path(path)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -83,4 +84,4 @@ def plot(path: Path, title: str, results: Sequence[CheckResult], labels: Sequenc
     out = io.BytesIO()
     fig.savefig(out, format=path.suffix[1:], dpi=120)
     plt.close(fig)
-    write_atomic(path, out.getvalue())
+    write_atomic(path, out.getvalue(), "--plot")

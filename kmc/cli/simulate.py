@@ -13,11 +13,11 @@ from kmc.api import MAX_SEED, MAX_WEIGHT, CheckResult, Walks, render_coverage
 from kmc.cli.engine_options import engine_choice, engine_options, take
 from kmc.cli.limits import Seconds
 from kmc.cli.models import ModelGroup, apply_options
-from kmc.cli.output import warn_never_enabled, write_atomic
+from kmc.cli.output import check_writable, warn_never_enabled, write_traces
 from kmc.cli.progress import WalkProgress
 from kmc.errors import BadInput
 from kmc.model.core import Option
-from kmc.traces import itf, text
+from kmc.traces import text
 
 DEFAULT_SECONDS = 60.0  # with neither --walks nor --time-limit
 
@@ -84,6 +84,8 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
                  itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str, processes: int,
                  **settings: Any) -> int:
     options = take(engine, "simulate", settings, one_run=False)
+    if itf_dir is not None:
+        check_writable(itf_dir, "--itf-dir", folder=True)
     model, invariants = registry.build(name, **settings)
     checked = registry.select(invariants, list(invariant_names) or None)
     if walks is None and time_limit is None:
@@ -92,10 +94,6 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
     label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
     result = api.simulate(model, checked, plan, engine=engine, processes=processes, options=options,
                           progress=None if quiet else WalkProgress(label))
-    if itf_dir is not None:
-        for inv_name, verdict in result.invariants.items():
-            if verdict.trace is not None:
-                write_atomic(itf_dir / f"{model.name}-{model.mode}-{inv_name}.itf.json", itf.dumps(verdict.trace))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
@@ -115,6 +113,8 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
             click.echo("")
             click.echo(render_coverage(result.coverage))
     warn_never_enabled(result)
+    if itf_dir is not None:  # after the verdicts: they are printed whatever happens to the files
+        write_traces(itf_dir, model, result.invariants.items())
     return exits.VIOLATION if result.violated else exits.OK  # never INCOMPLETE: kmc/exits.py
 
 

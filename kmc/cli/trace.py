@@ -9,6 +9,7 @@ or property violated) must be one of the model's and hold of the replayed trace.
 
 from __future__ import annotations
 
+import io
 import shlex
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,7 @@ from rich.table import Table
 
 from kmc import registry
 from kmc.semantics.scalar import ScalarModel
-from kmc.cli.output import write_atomic
+from kmc.cli.output import check_writable, write_atomic
 from kmc.errors import BadInput, ReplayError
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
@@ -71,6 +72,8 @@ def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path |
     """Re-render a saved trace (kmc check --itf-dir) or play a scripted scenario."""
     if (trace_path is None) == (scenario_path is None):
         raise click.UsageError("give a trace file (FILE.itf.json) or --scenario FILE, one of them")
+    if output is not None:
+        check_writable(output, "--output")
     if trace_path is not None:
         played, docs = load_trace(trace_path, model_spec)
     else:
@@ -86,7 +89,7 @@ def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path |
             raise BadInput(f"{scenario_path}: {e}") from None
         docs = {i.name: i for i in invariants}
         if fmt == "text":
-            return print_scenario(data, played, invariants)
+            return print_scenario(data, played, invariants, output)
         fails = [invariants[k] for k in ScalarModel(model).violated(played.last, invariants)]
         fails = [i for i in fails if not i.report]
         if fails:
@@ -95,7 +98,7 @@ def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path |
     doc, report = (inv.doc, inv.report) if inv is not None else ("", False)
     out = render(played, fmt, doc, report)
     if output is not None:
-        write_atomic(output, out)
+        write_atomic(output, out, "--output")
     else:
         click.echo(out, nl=not out.endswith("\n"))
     return 0
@@ -181,7 +184,7 @@ def render(played: Trace, fmt: str, doc: str, report: bool) -> str:
     return text.render(played, doc, report=report) + "\n"
 
 
-def print_scenario(data: dict[str, Any], played: Trace, invariants: list[Invariant]) -> int:
+def print_scenario(data: dict[str, Any], played: Trace, invariants: list[Invariant], output: Path | None) -> int:
     model = played.model
     columns = [str(c) for c in data.get("columns", [])] or columns_that_change(played)
     sm = ScalarModel(model)
@@ -195,5 +198,11 @@ def print_scenario(data: dict[str, Any], played: Trace, invariants: list[Invaria
         fails = [invariants[k].name for k in sm.violated(step.state, invariants)]
         cells = [escape(str(row[c])) for c in columns]
         out.add_row(str(row["step"]), escape(row["action"]), *cells, escape(", ".join(fails)))
-    Console(width=max(140, 60 + 18 * len(columns))).print(out)
+    width = max(140, 60 + 18 * len(columns))
+    if output is None:
+        Console(width=width).print(out)
+    else:  # -o: the same table, without colours
+        buf = io.StringIO()
+        Console(file=buf, width=width).print(out)
+        write_atomic(output, buf.getvalue(), "--output")
     return 0

@@ -31,7 +31,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+import tomlkit
+from tomlkit.items import InlineTable
 
 from kmc import registry
 from kmc.api import DEFAULT_ENGINE, ENGINES, CheckResult, Verdict, able
@@ -86,7 +89,7 @@ class Check:
 class Baseline:
     path: Path
     checks: list[Check]
-    header: str  # the comment lines the file starts with, kept by --update
+    text: str  # the file as read: --update edits it, keeping the user's comments and layout
 
 
 def load(path: Path) -> Baseline:
@@ -99,17 +102,7 @@ def load(path: Path) -> Baseline:
     if not isinstance(raw, list) or not raw:
         raise f.error("no [[check]] table: a baseline lists at least one check")
     checks = [_check(f, k, entry) for k, entry in enumerate(raw)]
-    header = "".join(line + "\n" for line in _leading_comments(f.text))
-    return Baseline(path, checks, header)
-
-
-def _leading_comments(text: str) -> list[str]:
-    out = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        out.append(line)
-    return out
+    return Baseline(path, checks, f.text)
 
 
 def _check(f: TomlFile, k: int, entry: Any) -> Check:
@@ -262,41 +255,29 @@ def counts_exact(result: CheckResult) -> bool:
 
 
 def dumps(baseline: Baseline) -> str:
-    """The baseline as TOML, in the layout `load` reads."""
-    out = [baseline.header.rstrip("\n")] if baseline.header else []
-    for c in baseline.checks:
-        out.append("")
-        out.append("[[check]]")
-        out.append(f"model = {_q(c.model)}")
-        if c.engine != DEFAULT_ENGINE:
-            out.append(f"engine = {_q(c.engine)}")
-        if c.symmetry:
-            out.append("symmetry = true")
+    """The baseline's text with each check's states, settings and expectations set to those of
+    `baseline.checks`, edited in place (tomlkit): comments, layout, key spellings and every other
+    key are kept, and any name is quoted as TOML needs."""
+    doc = tomlkit.parse(baseline.text)
+    for table, c in zip(doc["check"], baseline.checks):
         if c.states is not None:
-            out.append(f"states = {c.states}")
-        if c.fires:
-            out.append("fires = [" + ", ".join(_q(x) for x in c.fires) + "]")
-        for key in LIMIT_KEYS:
-            if getattr(c, key) is not None:
-                out.append(f"{key} = {getattr(c, key)!r}")
-        if c.incomplete_ok:
-            out.append("incomplete_ok = true")
-        out.append("[check.settings]")
-        for key, value in c.settings.items():
-            out.append(f"{key} = {_value(value)}")
-        out.append("[check.expect]")
-        for name, e in c.expect.items():
-            out.append(f"{name} = {_q(e.text())}")
-    return "\n".join(out).lstrip("\n") + "\n"
+            table["states"] = c.states
+        elif "states" in table:
+            del table["states"]
+        _set(table, "settings", c.settings, lambda key: key.replace("-", "_"))
+        _set(table, "expect", {name: e.text() for name, e in c.expect.items()}, lambda key: key)
+    return tomlkit.dumps(doc)
 
 
-def _q(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    return _q(str(value))
+def _set(check: Any, key: str, values: dict[str, Any], name: Callable[[str], str]) -> None:
+    """Make the sub-table `key` of a check hold exactly `values`; a key already written keeps its
+    spelling (`max-crashes` for max_crashes) and its place."""
+    if key not in check:
+        check[key] = tomlkit.inline_table() if isinstance(check, InlineTable) else tomlkit.table()
+    table = check[key]
+    spelled = {name(k): k for k in table}
+    for old, k in spelled.items():
+        if old not in values:
+            del table[k]
+    for n, value in values.items():
+        table[spelled.get(n, n)] = value

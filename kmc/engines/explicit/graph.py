@@ -4,8 +4,10 @@ order, so node numbers and levels are those of the reference engine.
 
 Nodes are `s0, s1, ...` with `level` (the initial states are level 1, as TLC counts),
 `initial`, `violates` (the names of the checked invariants that fail there, comma-separated)
-and every field of `Model.describe`; edges carry the `action` label. networkx is imported
-only here, and only when a graph is asked for.
+and every field of `Model.describe`; edges carry the `action` label. Past `max_states` (by
+default DEFAULT_CAP) no state is added: the graph is the first states in BFS order, the edges
+between them, and the graph attribute `partial`. networkx is imported only here, and only
+when a graph is asked for.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from kmc.semantics.scalar import ScalarModel
-from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 
 DEFAULT_CAP = 200_000  # states: beyond that a drawing or a GraphML file is of no use to a person
@@ -32,9 +33,7 @@ def explore(model: Model, invariants: Sequence[Invariant], *, max_states: int | 
         if state in ids:
             return ids[state]
         if len(ids) >= cap:
-            if max_states is None:
-                raise BadInput(f"--dump-graph: more than {cap:,} states; graphs are for small runs "
-                               "(bound the run with --max-states or smaller model options)")
+            g.graph["partial"] = True  # the edges into states past the cap are left out
             return None
         node = f"s{len(ids)}"
         ids[state] = node
