@@ -25,7 +25,7 @@ DEFAULT_ENGINE = DEFAULT
 from kmc.errors import BadInput, ContractError
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
-from kmc.semantics.contract import contract_problems
+from kmc.contract.traced import contract_problems
 from kmc.traces import lasso
 from kmc.traces.replay import replay
 
@@ -148,9 +148,9 @@ def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
     """Raise ContractError naming every action or invariant that breaks the contract; the
     outcome is remembered per model class, settings and invariant names.
 
-    Every model is traced (kmc/semantics/contract.py). A model from outside kmc (a user's
+    Every model is traced (kmc/contract/traced.py). A model from outside kmc (a user's
     file, an installed package, a test) is also checked differentially on DIFFERENTIAL_STATES
-    seeded random states (kmc/semantics/differential.py): what tracing cannot see, such as
+    seeded random states (kmc/contract/differential.py): what tracing cannot see, such as
     `s.x is -1` or a dict keyed by a state value, makes the interpretations disagree. kmc's
     own models get that check, over every option combination, in its test suite."""
     key = (type(model), tuple(sorted(model.settings.items())), tuple(i.name for i in invariants))
@@ -160,7 +160,7 @@ def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
     if problems:
         raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: " + "; ".join(problems))
     if type(model).__module__.split(".")[0] != "kmc":
-        from kmc.semantics.differential import report  # z3 among the interpretations: loaded only here
+        from kmc.contract.differential import report  # z3 among the interpretations: loaded only here
 
         found = report(model, invariants, rng=0, count=DIFFERENTIAL_STATES)
         if found:

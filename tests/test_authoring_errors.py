@@ -292,7 +292,7 @@ def test_the_differential_check_draws_states_inside_the_declared_ranges(tmp_path
     import random
 
     from kmc import registry
-    from kmc.semantics.differential import draw
+    from kmc.contract.differential import draw
 
     monkeypatch.chdir(tmp_path)
     name = write(tmp_path, "m_ranges.py", planted(("return s.x < 3  # mark: guard", "return True  # mark: guard")))

@@ -21,8 +21,8 @@ from kmc.engines.vector import engine as vector_engine
 from kmc.errors import ContractError
 from kmc.model.core import NONE, Action, Field, Invariant, Model, Option, Param, Schema
 from kmc.api import as_invariants
-from kmc.semantics.contract import class_problems, contract_problems
-from kmc.semantics.differential import differences
+from kmc.contract.traced import class_problems, contract_problems
+from kmc.contract.differential import differences
 from kmc.semantics.tracing import TRACING, Term
 
 

@@ -22,8 +22,8 @@ import pytest
 from kmc import registry
 from kmc.api import as_invariants
 from kmc.model.core import Model
-from kmc.semantics.differential import differences, draw
-from kmc.semantics.settings import is_int, models, option_settings
+from kmc.contract.differential import differences, draw
+from kmc.contract.settings import is_int, models, option_settings
 
 
 def everything(name: str, model: Model) -> list[Any]:

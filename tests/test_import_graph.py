@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "kmc.engines.result": 60,
     "kmc.engines.search": 60,
     "kmc.engines.coverage": 60,
+    "kmc.contract": 55,  # the contract check: runs model code under the interpretations (and traces replay)
     "kmc.traces": 50,
     "kmc.semantics": 40,
     "kmc.invariants": 30,

@@ -3,7 +3,7 @@ function or a class, and the line of model code an exception came from.
 
 A model's mistakes are reported as `FILE:LINE: what is wrong: the fix`. The line that "did
 it" is the deepest frame that is not the model contract itself (kmc/model/core.py, schema.py,
-declared.py, this file) nor the standard library. kmc/semantics/where.py adds the backends,
+declared.py, this file) nor the standard library. kmc/contract/where.py adds the backends,
 numpy and z3 to that machinery for the contract check. Depends on nothing else in kmc but
 its errors.
 """

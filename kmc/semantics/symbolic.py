@@ -12,7 +12,7 @@ not replay. Booleans used as values (an effect writing `X.and_(...)` into a 0/1 
 0/1 integers.
 
 z3 itself refuses `bool()` on most terms, but returns a structural answer for `a == b`;
-the symbolic engines therefore run the contract check (kmc/semantics/contract.py, the tracing
+the symbolic engines therefore run the contract check (kmc/contract/traced.py, the tracing
 backend) on a model before encoding it, which refuses every data-dependent branch by name.
 """
 

@@ -40,7 +40,7 @@ class Sym:
 
     def __bool__(self) -> bool:
         """Only a constant has a truth value: a branch on the state must go through `X.ite`
-        (the contract check of kmc/semantics/contract.py names such branches before encoding)."""
+        (the contract check of kmc/contract/traced.py names such branches before encoding)."""
         if z3.is_true(self.term):
             return True
         if z3.is_false(self.term):

@@ -2,11 +2,11 @@
 
 Running a model under it shows that no action or invariant branches on state with a Python
 `if`, `and`, `or`, `not`, `min` or `max`, indexes a list by a state value, or looks a state
-value up in a dict or a set (kmc/semantics/contract.py). Concrete indices are clipped (`at`)
+value up in a dict or a set (kmc/contract/traced.py). Concrete indices are clipped (`at`)
 or ignored when out of range (`set_at`) as in the other interpretations.
 
 What it cannot see is code that never asks a term anything: `s.x is -1`, `isinstance(s.x,
-int)`, `type(s.x)`. The differential check (kmc/semantics/differential.py) catches those.
+int)`, `type(s.x)`. The differential check (kmc/contract/differential.py) catches those.
 """
 
 from __future__ import annotations

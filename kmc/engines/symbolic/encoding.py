@@ -22,7 +22,7 @@ from typing import Any, Sequence
 import z3
 
 from kmc.semantics.tracing import DataDependentBranch
-from kmc.semantics.contract import contract_problems
+from kmc.contract.traced import contract_problems
 from kmc.semantics.scalar import ScalarModel
 from kmc.semantics.symbolic import Symbolic, as_int, is_term, schema_width, to_z3_bool
 from kmc.errors import BadInput, ReplayError

@@ -6,12 +6,12 @@ binding on a state of opaque terms (the tracing backend, kmc/semantics/tracing.p
 looking one up in a dict raises there; so does any other error (a malformed effect, an
 invariant that fails on terms). Each problem is reported with the action or invariant it
 came from, the file and line of model code that did it, what it did and what to write
-instead (kmc/semantics/replacement.py); `contract_problems` reports a problem that every
+instead (kmc/contract/replacement.py); `contract_problems` reports a problem that every
 binding of an action shows once, with the number of bindings.
 
 `class_problems` runs the same check under every option combination of a model class
-(kmc/semantics/settings.py): code paths behind a mode, a switch or a bound are traced too.
-What tracing cannot see (`s.x is -1`) is left to kmc/semantics/differential.py.
+(kmc/contract/settings.py): code paths behind a mode, a switch or a bound are traced too.
+What tracing cannot see (`s.x is -1`) is left to kmc/contract/differential.py.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from typing import Any, Callable, Sequence
 
 from kmc.model.core import Invariant, Model
 from kmc.model.located import Mistake, explained
-from kmc.semantics.replacement import replacement
-from kmc.semantics.settings import models
+from kmc.contract.replacement import replacement
+from kmc.contract.settings import models
 from kmc.semantics.tracing import TRACING, DataDependentBranch, Term
-from kmc.semantics.where import blame, model_frame
+from kmc.contract.where import blame, model_frame
 
 
 @dataclass(frozen=True)

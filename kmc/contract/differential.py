@@ -1,6 +1,6 @@
 """The differential check: model code gives the same answers under every interpretation.
 
-The contract check (kmc/semantics/contract.py) sees every question model code asks of a state
+The contract check (kmc/contract/traced.py) sees every question model code asks of a state
 value. It cannot see code that asks nothing: `s.x is -1` is True for the Python int -1 and
 False for a numpy column or a z3 term; `isinstance(s.x, int)`, `type(s.x)` likewise. Such
 code gives the scalar engine one state space and the vector or z3 engine another, silently.
@@ -9,7 +9,7 @@ This check draws states, the model's initial states first, then `count` states w
 position uniform in its field's range (reachable or not, as k-induction's states are), and
 evaluates every guard, every effect (on the states where its scalar guard holds) and every
 invariant under the scalar, vector and z3 interpretations, the way the engines use them
-(kmc/semantics/outcomes.py). Every answer must equal the scalar one; an error under any
+(kmc/contract/outcomes.py). Every answer must equal the scalar one; an error under any
 interpretation is reported too. Out-of-range indices are clipped the same way by every
 backend, so unreachable states must agree as well.
 
@@ -31,8 +31,8 @@ from typing import Any, Sequence
 
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import ScalarModel
-from kmc.semantics.outcomes import Failed, Outcome, Probe, probes, scalar, symbolic, vector
-from kmc.semantics.where import defined_at
+from kmc.contract.outcomes import Failed, Outcome, Probe, probes, scalar, symbolic, vector
+from kmc.contract.where import defined_at
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """z3 terms evaluated on concrete states, many at once: the differential check's view of
-what the symbolic engine's terms mean on a state (kmc/semantics/outcomes.py).
+what the symbolic engine's terms mean on a state (kmc/contract/outcomes.py).
 
 The terms are concatenated into bit-vectors of at most CHUNK_BITS bits (a Bool as one
 unsigned bit, a number as a signed bit-vector); a state's values are its numbers substituted

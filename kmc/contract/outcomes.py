@@ -1,5 +1,5 @@
 """What model code answers on given concrete states, under each interpretation, used the way
-the engines use it (for kmc/semantics/differential.py).
+the engines use it (for kmc/contract/differential.py).
 
 A *probe* is one guard, effect or invariant predicate (bound to an instance's parameters).
 Its outcomes are one per state: a bool for a guard or a predicate, the successor (a flat
@@ -14,7 +14,7 @@ state) for an effect, `None` where an effect is not run (its guard is false ther
 - z3: the terms the symbolic engine builds, once, over a bit-vector constant per position
   with `Symbolic` at the engine's width; each state's outcomes are those terms with the
   state's numbers substituted for the constants, simplified to numerals
-  (kmc/semantics/symbolic_eval.py).
+  (kmc/contract/symbolic_eval.py).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import z3
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import SCALAR
 from kmc.semantics.symbolic import Symbolic, as_int, schema_width, to_z3_bool
-from kmc.semantics.symbolic_eval import Packed
+from kmc.contract.symbolic_eval import Packed
 from kmc.semantics.vector import Vector, level_dtype
 
 

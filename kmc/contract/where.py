@@ -4,7 +4,7 @@ of model code an exception came from, for messages that a model's author can act
 A function is unwrapped first (decorators that keep `__wrapped__`, `functools.partial`,
 bound methods, callable objects), so a message points at the model's own `def`, never at a
 wrapper. In a traceback, the line that "did it" is the deepest frame of model code: frames in
-kmc's backends (kmc/semantics/), in the model contract (kmc/model/core.py, schema.py), in
+kmc's backends (kmc/semantics/) and the contract check (kmc/contract/), in the model contract (kmc/model/core.py, schema.py), in
 numpy, z3 or the standard library are machinery, not the model (kmc/model/located.py).
 """
 
@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy
 
+import kmc.contract
 import kmc.semantics
 from kmc.model import located
 from kmc.model.located import code_of, defined_at  # noqa: F401 (re-exported: the contract check's callers use them)
@@ -28,7 +29,7 @@ def _origin(name: str) -> str:
 
 
 _MACHINERY = tuple(os.path.dirname(located.path_key(p)) + os.sep
-                   for p in (kmc.semantics.__file__, numpy.__file__, _origin("z3")) if p)
+                   for p in (kmc.semantics.__file__, kmc.contract.__file__, numpy.__file__, _origin("z3")) if p)
 
 
 def is_machinery(filename: str) -> bool:
