@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from kmc.engines.coverage import render as render_coverage
-from kmc.engines.explicit import graph as state_graph
+from kmc.engines.simulation.coverage import render as render_coverage
+from kmc.engines.explicit import export as state_graph
 from kmc.engines.interface import (Capabilities, CheckJob, EngineOption, Limits, ProgressHook, ProveJob, SearchOptions,
                                    SimulateJob)
 from kmc.engines.result import (COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, UNKNOWN, CheckResult, Progress, Proof,
                                 Verdict, current_memory_bytes, peak_memory_bytes)
-from kmc.engines.simulation import MAX_SEED, MAX_WEIGHT, Walks
+from kmc.engines.simulation.swarm import MAX_SEED, MAX_WEIGHT, Walks
 from kmc.engines.table import DEFAULT, ENGINES, able, engine as engine_named
 
 DEFAULT_ENGINE = DEFAULT
@@ -96,7 +96,7 @@ def simulate(
     progress: ProgressHook | None = None,
     options: Any = None,
 ) -> CheckResult:
-    """Random walks of `model` (kmc/engines/simulation.py): a verdict per invariant, never
+    """Random walks of `model` (kmc/engines/simulation/swarm.py): a verdict per invariant, never
     "holds"; every trace found is replayed before it is returned."""
     chosen = engine_named(engine, "simulate")
     if options is not None and not chosen.options:

@@ -13,7 +13,7 @@ import pytest
 from kmc import registry
 from kmc.api import check as kmc_check
 from kmc.api import Limits, SearchOptions
-from kmc.engines.simulation import Walks, simulate
+from kmc.engines.simulation.swarm import Walks, simulate
 from kmc.semantics.scalar import ScalarModel
 from tests.conftest import build, states_within
 

@@ -66,7 +66,7 @@ def test_dot_and_bad_input(run_kmc, tmp_path: Path, dumped: Path, monkeypatch: p
     rc, _, err = run_kmc("check", *SMALL, "--quiet", "--dump-graph", str(tmp_path / "g.png"))
     assert rc == 2 and "must end in .graphml or .dot" in err
     big = tmp_path / "big.graphml"
-    monkeypatch.setattr("kmc.engines.explicit.graph.DEFAULT_CAP", 100)
+    monkeypatch.setattr("kmc.engines.explicit.export.DEFAULT_CAP", 100)
     rc, _, err = run_kmc("check", *SMALL, "--quiet", "--no-invariants", "--no-properties", "--dump-graph", str(big))
     assert rc == 0 and "holds a partial graph, the first 100 states" in err and big.exists()
     rc, _, _ = run_kmc("check", *SMALL, "--quiet", "--no-invariants", "--max-states", "50", "--dump-graph", str(big))

@@ -1,7 +1,7 @@
 """kmc's imports run one way (docs/architecture.md): cli -> kmc (the public surface) -> gate/bench -> api -> registry
 -> engines -> traces -> semantics -> invariants -> model -> errors. Inside engines: table -> each engine package's
-descriptor (its __init__, which imports its own modules only when a job runs) -> spark, processes, symbolic ->
-explicit/simulation -> vector, symmetry -> interface/result/search/coverage. A model never imports an engine, traces
+descriptor (its __init__, which imports its own modules only when a job runs) -> spark, simulation's processes
+and on_spark, symbolic -> explicit, simulation's swarm -> vector, symmetry -> interface/result/search/coverage. A model never imports an engine, traces
 never import an engine, no engine imports the model catalogue, nothing imports the CLI, the CLI imports no engine
 module (it goes through kmc.api), and there is no cycle.
 
@@ -25,17 +25,18 @@ LAYERS: dict[str, int] = {
     "kmc.registry": 70,
     "kmc.engines.table": 65,
     "kmc.engines.spark": 63,
-    "kmc.engines.processes": 63,
+    "kmc.engines.simulation.processes": 63,
+    "kmc.engines.simulation.on_spark": 63,
     "kmc.engines.symbolic": 63,
     "kmc.engines.explicit": 62,
-    "kmc.engines.simulation": 62,
+    "kmc.engines.simulation": 62,  # the swarm; its processes and Spark parts above, its coverage below
     "kmc.engines.vector": 61,
     "kmc.engines.symmetry": 61,
     "kmc.engines.interface": 60,
     "kmc.engines.liveness": 60,
     "kmc.engines.result": 60,
     "kmc.engines.search": 60,
-    "kmc.engines.coverage": 60,
+    "kmc.engines.simulation.coverage": 60,
     "kmc.contract": 55,  # the contract check: runs model code under the interpretations (and traces replay)
     "kmc.traces": 50,
     "kmc.semantics": 40,

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from kmc.engines.processes import simulate as in_processes
-from kmc.engines.simulation import Swarm, Walks, simulate
+from kmc.engines.simulation.processes import simulate as in_processes
+from kmc.engines.simulation.swarm import Swarm, Walks, simulate
 from kmc.errors import RunFailed
 from kmc.model.core import Backend, Bool, Effect, StateView, action
 from kmc.registry import select
@@ -122,7 +122,7 @@ def test_spark_spreads_the_walkers_over_partitions(spark_session) -> None:
     """Each partition walks its share with its own seed; the driver's count of distinct states
     is the union of theirs, computed again here by running each share in this process."""
     from kmc.engines.spark.engine import SparkOptions
-    from kmc.engines.spark.simulation import simulate as spark_simulate
+    from kmc.engines.simulation.on_spark import simulate as spark_simulate
 
     model, invariants = build("replication", mode="kip320")
     plan = Walks(walkers=400, depth=30, seed=5, walks=2000)

@@ -19,7 +19,7 @@ import pytest
 from kmc import registry
 from kmc.cli.progress import WalkProgress
 from kmc.engines.result import Progress
-from kmc.engines.simulation import Swarm, Walks
+from kmc.engines.simulation.swarm import Swarm, Walks
 
 HW_STATES = 10_131  # TLC, tests/reference/tlc-replication.md
 

@@ -173,7 +173,7 @@ def test_gate_lines_are_printed_when_the_junit_file_cannot_be_written(run_kmc, t
 def test_dump_graph_past_its_cap_keeps_the_verdict(run_kmc, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import networkx as nx
 
-    monkeypatch.setattr("kmc.engines.explicit.graph.DEFAULT_CAP", 100)
+    monkeypatch.setattr("kmc.engines.explicit.export.DEFAULT_CAP", 100)
     path = tmp_path / "big.graphml"
     rc, out, err = run_kmc("check", *SMALL, "--no-properties", "--quiet", "--json", "--dump-graph", str(path))
     assert rc == 12 and json.loads(out)["invariants"]["weak-isr"]["holds"] is False

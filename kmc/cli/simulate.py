@@ -23,7 +23,7 @@ DEFAULT_SECONDS = 60.0  # with neither --walks nor --time-limit
 
 
 def parse_weights(given: tuple[str, ...]) -> dict[str, float]:
-    """`--weight ACTION=W` as {action: W}; the swarm checks W's range (kmc/engines/simulation.py)."""
+    """`--weight ACTION=W` as {action: W}; the swarm checks W's range (kmc/engines/simulation/swarm.py)."""
     weights = {}
     for item in given:
         name, eq, value = item.partition("=")

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import ScalarModel
-from kmc.contract.outcomes import Failed, Outcome, Probe, probes, scalar, symbolic, vector
+from kmc.contract.outcomes import Failed, Answer, Probe, probes, scalar, symbolic, vector
 from kmc.contract.where import defined_at
 
 
@@ -167,13 +167,13 @@ def _out_of_range(schema: Schema, p: Probe, state: State, successor: State) -> O
                       schema.hi[j], show_state(schema, state), count=1)
 
 
-def _agree(s: Outcome, v: Outcome, z: Outcome) -> bool:
+def _agree(s: Answer, v: Answer, z: Answer) -> bool:
     if isinstance(s, Failed) or isinstance(z, Failed) or isinstance(v, Failed):
         return False
     return (v is None or v == s) and z == s  # a vector effect is not run where its guard is false
 
 
-def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome, z: Outcome) -> Disagreement:
+def _disagreement(schema: Schema, p: Probe, state: State, s: Answer, v: Answer, z: Answer) -> Disagreement:
     if p.part == "effect":
         changed = _changed_positions(state, (s, v, z))
         a, b, c = (_writes(schema, state, o, changed) for o in (s, v, z))
@@ -182,7 +182,7 @@ def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome
     return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), a, b, c, count=1)
 
 
-def _changed_positions(state: State, outcomes: Sequence[Outcome]) -> list[int]:
+def _changed_positions(state: State, outcomes: Sequence[Answer]) -> list[int]:
     """Positions where the successors differ; with fewer than two successors, the positions
     the one there is changes."""
     rows = [o for o in outcomes if isinstance(o, tuple)]
@@ -191,7 +191,7 @@ def _changed_positions(state: State, outcomes: Sequence[Outcome]) -> list[int]:
     return [j for j in range(len(state)) if len({r[j] for r in rows}) > 1]
 
 
-def _writes(schema: Schema, state: State, outcome: Outcome, positions: list[int]) -> str:
+def _writes(schema: Schema, state: State, outcome: Answer, positions: list[int]) -> str:
     if outcome is None:
         return "not run (guard false)"
     if not isinstance(outcome, tuple):

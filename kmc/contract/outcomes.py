@@ -28,7 +28,7 @@ import z3
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import SCALAR
 from kmc.semantics.symbolic import Symbolic, as_int, schema_width, to_z3_bool
-from kmc.contract.symbolic_eval import Packed
+from kmc.contract.symbolic_eval import PackedTerms
 from kmc.semantics.vector import Vector, level_dtype
 
 
@@ -42,7 +42,7 @@ class Failed:
         return f"raised {self.error}"
 
 
-Outcome = Any  # bool | State | None | Failed
+Answer = Any  # bool | State | None | Failed
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,9 @@ def _successor(schema: Schema, state: State, effect: Any) -> State:
 # -- scalar ---------------------------------------------------------------------------------
 
 
-def scalar(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Outcome]]:
+def scalar(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Answer]]:
     """Outcomes per probe, per state, under the scalar interpretation."""
-    out: list[list[Outcome]] = [[] for _ in ps]
+    out: list[list[Answer]] = [[] for _ in ps]
     for state in states:
         view = schema.view(state)
         for k, p in enumerate(ps):
@@ -114,14 +114,14 @@ def truth(value: Any, n: int) -> np.ndarray:
     return v if v.dtype == np.bool_ else v != 0
 
 
-def vector(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Outcome]]:
+def vector(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Answer]]:
     """Outcomes per probe, per state, under the vector interpretation, all states in one batch."""
     dtype = level_dtype(schema.lo, schema.hi)
     X = Vector(dtype)
     rows = np.array(states, dtype=dtype).reshape(len(states), schema.width)
     n = len(states)
     view = schema.view(list(np.ascontiguousarray(rows.T)))
-    out: list[list[Outcome]] = []
+    out: list[list[Answer]] = []
     for p in ps:
         if p.part != "effect":
             try:
@@ -130,7 +130,7 @@ def vector(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list
                 out.append([_failed(e)] * n)
             continue
         enabled = [i for i, g in enumerate(out[p.guard]) if g is True]
-        found: list[Outcome] = [None] * n
+        found: list[Answer] = [None] * n
         if enabled:
             sub = rows[enabled]
             try:
@@ -150,13 +150,13 @@ def vector(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list
 # -- z3 -------------------------------------------------------------------------------------
 
 
-def symbolic(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Outcome]]:
+def symbolic(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> list[list[Answer]]:
     """Outcomes per probe, per state, of the symbolic engine's terms."""
     width = schema_width(schema)
     X = Symbolic(width)
     consts = [z3.BitVec(f"s.{name}", width) for name in schema.element_names()]
     view = schema.view(X.wrap(list(consts)))
-    pack = Packed(consts)
+    pack = PackedTerms(consts)
     plans: list[Any] = []  # per probe: Failed, a slot (guard, predicate), or {position: slot}
     for p in ps:
         try:
@@ -167,7 +167,7 @@ def symbolic(schema: Schema, ps: Sequence[Probe], states: Sequence[State]) -> li
                 plans.append(pack.add(to_z3_bool(value)))
         except Exception as e:  # noqa: BLE001
             plans.append(_failed(e))
-    out: list[list[Outcome]] = [[] for _ in ps]
+    out: list[list[Answer]] = [[] for _ in ps]
     for state in states:
         values = pack.values(state)
         for k, plan in enumerate(plans):

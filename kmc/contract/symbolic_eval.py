@@ -15,7 +15,7 @@ import z3
 from kmc.model.core import State
 
 
-class Packed:
+class PackedTerms:
     """Terms over `consts` packed into chunks (see the module docstring), evaluated together
     on a state by substituting its numbers for the constants; Python constants are kept
     aside. The substitution goes through z3's C API

@@ -49,7 +49,7 @@ class SearchOptions:
 
     keep_going: bool = False  # explore on after a violation: every invariant its own trace
     symmetry: bool = False  # states equal up to renaming replicas count once (kmc/engines/symmetry.py)
-    coverage: bool = False  # per action family and field (kmc/engines/coverage.py)
+    coverage: bool = False  # per action family and field (kmc/engines/simulation/coverage.py)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -56,7 +56,7 @@ class CheckResult:
     symmetry: bool = False  # states told apart only up to renaming replicas
     bytes_per_state: float | None = None  # stored keys and parent links per distinct state (vector engine)
     engine_stats: dict[str, Any] = field(default_factory=dict)  # engine-specific figures (Spark: session, levels)
-    coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/coverage.py's to_json()
+    coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/simulation/coverage.py's to_json()
     properties: dict[str, Verdict] = field(default_factory=dict)  # liveness: a lasso trace when violated
 
     @property

@@ -26,7 +26,7 @@ from typing import Sequence
 
 from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, State, StateView, action, distinct
 from kmc.model.kraft_controller import PARTITION_EPOCH, KraftController
-from kmc.model.kraft_effects import Flat, cases, merge, nested, row, when
+from kmc.model.effects import Flat, cases, merge, nested, row, when
 from kmc.model.kraft_state import (
     BROKER, CANDIDATE, FENCED, FETCH_REQUEST, FETCH_RESPONSE, FENCED_LEADER_EPOCH, FOLLOWER, LEADER, NIL_ERROR,
     NIL_ROLE, NO_MESSAGE, NOT_LEADER_OR_FOLLOWER, OFFLINE_CLEAN, OFFLINE_DIRTY, RUNNING, STARTING,

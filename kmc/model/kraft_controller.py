@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from kmc.model.core import NONE, Backend, Bool, Domain, Effect, Int, StateView, action
-from kmc.model.kraft_effects import Flat, cases, merge, nested, when
+from kmc.model.effects import Flat, cases, merge, nested, when
 from kmc.model.kraft_state import (
     BROKER, CANDIDATE, FENCED, FENCED_LEADER_EPOCH, INELIGIBLE_REPLICA, NIL_ERROR, RUNNING, UNFENCED, KraftState,
 )

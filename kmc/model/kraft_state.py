@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 from kmc.errors import BadInput
 from kmc.model.core import NONE, Backend, Bool, Domain, Field, Int, Model, Option, Schema, State, StateView
-from kmc.model.kraft_effects import Flat, cases, merge, row, when
+from kmc.model.effects import Flat, cases, merge, row, when
 
 MODES = {
     "v3.5": "Kafka 3.5's KRaft replication (kafka_replication_v3_5), with the last-replica-standing issue",

@@ -74,7 +74,7 @@ class SparkEngine(Engine):
         return engine.check(job.model, job.invariants, job.limits, job.search, job.progress, job.options)
 
     def simulate(self, job: SimulateJob) -> CheckResult:
-        from kmc.engines.spark.simulation import simulate
+        from kmc.engines.simulation.on_spark import simulate
 
         if job.processes != 1:
             raise BadInput("--processes is for the vector engine; Spark spreads the walkers over --partitions")

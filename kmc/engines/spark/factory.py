@@ -51,7 +51,7 @@ Builder = Callable[[Any], Sequence[Invariant]]
 
 
 @dataclass(frozen=True)
-class Source:
+class Shipped:
     """Something to ship to executors: a top-level module's file ("file", imported as `name`)
     or a top-level package's directories ("package", zipped)."""
 
@@ -68,7 +68,7 @@ class ModelFactory:
     names: tuple[str, ...]  # the invariants checked, in this order
     fingerprint: str = ""  # of what the driver checks (schema, instances, initial states, invariants)
     aliases: tuple[tuple[str, str], ...] = ()  # (module on the driver, name executors import it under)
-    sources: tuple[Source, ...] = ()  # shipped by `ship`
+    sources: tuple[Shipped, ...] = ()  # shipped by `ship`
 
     @classmethod
     def of(cls, model: Model, invariants: Sequence[Invariant], builder: Builder | None = None) -> ModelFactory:
@@ -221,9 +221,9 @@ def _importable(mod: ModuleType) -> bool:
     return os.path.realpath(file).startswith(_installed_roots())
 
 
-def _sources(modules: list[str]) -> tuple[list[Source], dict[str, str]]:
+def _sources(modules: list[str]) -> tuple[list[Shipped], dict[str, str]]:
     """What to ship for these modules and the not-importable modules they refer to."""
-    sources: dict[tuple[str, str], Source] = {}
+    sources: dict[tuple[str, str], Shipped] = {}
     aliases: dict[str, str] = {}
     seen: set[str] = set()
     todo = list(modules)
@@ -242,7 +242,7 @@ def _sources(modules: list[str]) -> tuple[list[Source], dict[str, str]]:
                                "the Spark engine imports it in executors, so define it in a file")
             alias = "kmc_main_" + hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
             aliases[name] = alias
-            sources[("file", alias)] = Source("file", alias, (os.path.realpath(file),))
+            sources[("file", alias)] = Shipped("file", alias, (os.path.realpath(file),))
         elif "." in name or hasattr(mod, "__path__"):
             top = name.partition(".")[0]
             package = sys.modules.get(top)
@@ -250,12 +250,12 @@ def _sources(modules: list[str]) -> tuple[list[Source], dict[str, str]]:
             if not dirs:
                 raise BadInput(f"the Spark engine ships the model's module {name} to executors, but cannot find "
                                f"the directory of its package {top}")
-            sources[("package", top)] = Source("package", top, dirs)
+            sources[("package", top)] = Shipped("package", top, dirs)
         else:
             if not file or not file.endswith(".py"):
                 raise BadInput(f"the Spark engine ships the model's module {name} to executors, and needs its "
                                f"source file (it has {file!r})")
-            sources[("file", name)] = Source("file", name, (os.path.realpath(file),))
+            sources[("file", name)] = Shipped("file", name, (os.path.realpath(file),))
         for value in list(vars(mod).values()):  # the modules it imports from
             try:
                 ref = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
@@ -266,7 +266,7 @@ def _sources(modules: list[str]) -> tuple[list[Source], dict[str, str]]:
     return list(sources.values()), aliases
 
 
-def _shippable(source: Source) -> Path:
+def _shippable(source: Shipped) -> Path:
     """The file addPyFile takes for a source: the module's own file when its name is the
     module's, else a copy named after the content (Spark refuses a second file of the same
     name with other content)."""

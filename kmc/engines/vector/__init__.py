@@ -19,7 +19,7 @@ class VectorEngine(Engine):
         return Search(job.model, job.invariants, job.limits, job.search, job.progress, job.properties).run()
 
     def simulate(self, job: SimulateJob) -> CheckResult:
-        from kmc.engines.processes import simulate
+        from kmc.engines.simulation.processes import simulate
 
         return simulate(job.model, job.invariants, job.walks, job.processes, progress=job.progress)
 

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from kmc.engines.coverage import Coverage
+from kmc.engines.simulation.coverage import Coverage
 from kmc.engines.liveness import check as liveness
 from kmc.engines.vector.edges import StateGraph, Steps
 from kmc.model.temporal import Property

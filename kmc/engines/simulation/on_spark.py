@@ -1,6 +1,6 @@
 """`kmc simulate --engine spark`: the swarm spread over Spark partitions.
 
-Each partition runs a swarm of its own (kmc/engines/simulation.py) with its share of the
+Each partition runs a swarm of its own (kmc/engines/simulation/swarm.py) with its share of the
 walkers and of the walks, and a seed of its own derived from the run's seed
 (`numpy.random.SeedSequence(seed).spawn(partitions)`), so a cluster simulates more and the run
 is still the same run for the same seed and partitions. The executors rebuild the model from a
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from kmc.engines.result import CheckResult
-from kmc.engines.simulation import Outcome, Swarm, Walks
+from kmc.engines.simulation.swarm import Findings, Swarm, Walks
 from kmc.engines.spark.engine import SparkOptions
 from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.spark.session import start
@@ -35,7 +35,7 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, option
                                             "session_start_seconds": round(begun.seconds, 2)})
 
 
-def run_share(factory: ModelFactory, job: tuple[int, Walks]) -> tuple[int, Outcome]:
+def run_share(factory: ModelFactory, job: tuple[int, Walks]) -> tuple[int, Findings]:
     """On an executor: one partition's swarm."""
     p, walks = job
     model, invariants = factory.build()

@@ -1,7 +1,7 @@
 """`kmc simulate --processes N`: the swarm spread over this machine's cores.
 
 numpy runs one core per process, so a swarm in one process leaves the others idle. Here each
-of N forked processes runs a swarm of its own (kmc/engines/simulation.py) with its share of
+of N forked processes runs a swarm of its own (kmc/engines/simulation/swarm.py) with its share of
 the walkers and of the walks and a seed derived from the run's seed (`Walks.shares`, as Spark
 partitions do), and the parent merges what they found: the union of the states they saw
 (exactly, through the key set), their figures, and per invariant the violation of the lowest
@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from kmc.engines.result import CheckResult, peak_memory_bytes
 from kmc.engines.interface import ProgressHook
-from kmc.engines.simulation import Outcome, Swarm, Walks
+from kmc.engines.simulation.swarm import Findings, Swarm, Walks
 from kmc.errors import BadInput, RunFailed
 from kmc.model.core import Invariant, Model
 
@@ -48,7 +48,7 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, proces
                 for p, share in enumerate(walks.shares(processes))]
     for child in children:
         child.start()
-    outcomes: dict[int, Outcome] = {}
+    outcomes: dict[int, Findings] = {}
     peaks: dict[int, int] = {}
     try:
         while len(outcomes) < processes:

@@ -25,7 +25,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from kmc.engines.coverage import Coverage
+from kmc.engines.simulation.coverage import Coverage
 from kmc.engines.result import CheckResult, Progress, Verdict
 from kmc.engines.interface import Limits, ProgressHook
 from kmc.engines.search import Violations, finish
@@ -44,7 +44,7 @@ PROGRESS_SECONDS = 1.0  # the progress hook is called at most this often (each c
 
 
 @dataclass
-class Outcome:
+class Findings:
     """A finished swarm's findings as plain data: the keys of the states it saw, its first
     violations with their walks, its figures and its coverage counts."""
 
@@ -73,7 +73,7 @@ class Walks:
     time_limit: float | None = None
     weights: Mapping[str, float] = field(default_factory=dict)  # action family -> weight (default 1)
     keep_going: bool = False
-    coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/coverage.py)
+    coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/simulation/coverage.py)
 
     def shares(self, parts: int) -> list[Walks]:
         """The walks split `parts` ways (over Spark partitions or local processes): the walkers
@@ -120,7 +120,7 @@ class Swarm:
         self.walks_done = 0
         self.deepest = 0
         self.stopped_by: str | None = None
-        self.halt: Any = None  # an event another swarm sets at its violation (kmc/engines/processes.py)
+        self.halt: Any = None  # an event another swarm sets at its violation (kmc/engines/simulation/processes.py)
         self.progress_seconds = PROGRESS_SECONDS
 
     def _weights(self, given: Mapping[str, float]) -> np.ndarray:
@@ -304,15 +304,15 @@ class Swarm:
 
     # -- the result --------------------------------------------------------------------------
 
-    def outcome(self) -> Outcome:
+    def outcome(self) -> Findings:
         """What a finished swarm found, as plain data (a Spark task sends it to the driver)."""
         cov = self.coverage
-        return Outcome(self.seen.sort_key.copy(), [e.copy() for e in self.seen.extras], dict(self.violations.first),
+        return Findings(self.seen.sort_key.copy(), [e.copy() for e in self.seen.extras], dict(self.violations.first),
                        dict(self.violations.counts), dict(self.paths), self.walker_steps, self.walks_done,
                        self.deepest, self.stopped_by,
                        None if cov is None else (cov.enabled, cov.fired, cov.new_states, cov.lo, cov.hi))
 
-    def merge(self, outcomes: Sequence[Outcome]) -> None:
+    def merge(self, outcomes: Sequence[Findings]) -> None:
         """Take in the outcomes of swarms run elsewhere (in order: the first one's violations
         come first), as if this swarm had walked them all."""
         for o in outcomes:
