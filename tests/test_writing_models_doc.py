@@ -60,7 +60,7 @@ def kmc(folder: Path, argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_page_has_its_commands() -> None:
-    assert len(commands()) == 14
+    assert len(commands()) == 10
 
 
 @pytest.mark.parametrize("k", range(len(commands())), ids=[c for c, _, _ in commands()])
