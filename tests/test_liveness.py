@@ -145,7 +145,7 @@ def test_fairness_per_parameter_names_each_condition() -> None:
 
 def test_engines_that_cannot_check_properties_say_so() -> None:
     prop = make("eventually", (), lambda m, s, X: s.y == 1)
-    with pytest.raises(BadInput, match="not by z3"):
+    with pytest.raises(BadInput, match="the z3 engine does not check liveness properties"):
         check(Ring(), [], engine="z3", properties=[prop])
     with pytest.raises(BadInput, match="--symmetry"):
         check(Ring(), [], properties=[prop], limits=kmc.Limits(), search=kmc.SearchOptions(symmetry=True))
