@@ -13,11 +13,11 @@ and how strictly leaders fence fetches, high-watermark moves and ISR changes:
 - kip320:           KIP-279 truncation fenced by epoch, and epoch-fenced fetch, HW and ISR changes
 
 The code follows the specification's modules: this file holds the base module,
-KafkaReplication (the layout, the initial state, the operators and the actions every mode
-shares), and `actions()`, which picks each mode's actions as that mode's module's `Next` does;
+KafkaReplication (the layout, the initial state and the actions every mode shares), and `actions()`, which picks each mode's actions as that mode's module's `Next` does;
 each mode's own actions, under the name of the module that defines them
 (KafkaTruncateToHighWatermark, Kip101, Kip279, Kip320FirstTry, Kip320), are in
-kmc/model/replication_variants.py, a mixin of `Replication`. An action keeps kmc's name in
+kmc/model/replication_variants.py, a base of `Replication`, and the operators both use in
+kmc/model/replication_operators.py. An action keeps kmc's name in
 every mode (traces and baselines name it); docs/replication.md maps each field and action to
 the spec's names.
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from kmc.model.core import (
-    NONE, Action, Backend, Bool, Effect, Field, Int, Model, Option, Schema, State, StateView, action, distinct,
+    NONE, Action, Backend, Bool, Effect, Field, Model, Option, Schema, State, StateView, action, distinct,
     replica_name,
 )
 from kmc.model.replication_variants import EPOCH, REPLICA, ReplicationVariants
@@ -144,105 +144,6 @@ class Replication(ReplicationVariants, Model):
             become_follower = self.become_follower_truncate_to_high_watermark
         return [*shared, self.leader_inc_high_watermark, self.leader_shrink_isr, self.leader_expand_isr,
                 become_follower, self.follower_replicate]
-
-    # -- KafkaReplication: operators -------------------------------------------------------
-
-    @staticmethod
-    def quorum_epoch(s: StateView) -> Int:
-        """The quorum's leader epoch: every controller change takes the next epoch."""
-        return s.next_leader_epoch - 1
-
-    def is_true_leader(self, s: StateView, X: Backend, l: int) -> Bool:
-        """The quorum names l as leader, and l presumes leadership in the quorum's epoch."""
-        return X.and_(s.quorum_leader == l, s.leader[l] == l, s.epoch[l] == self.quorum_epoch(s))
-
-    def has_offset(self, s: StateView, X: Backend, r: int, offset: Int) -> Bool:
-        return X.and_(0 <= offset, offset < s.end_offset[r])
-
-    def epoch_at(self, s: StateView, X: Backend, r: int, offset: Int) -> Int:
-        return X.at(s.log_epoch[r], offset)
-
-    def same_record(self, s: StateView, X: Backend, a: int, b: int, o: int) -> Bool:
-        """Both replicas hold offset o, with the same record."""
-        return X.and_(
-            o < s.end_offset[a],
-            o < s.end_offset[b],
-            s.log_id[a][o] == s.log_id[b][o],
-            s.log_epoch[a][o] == s.log_epoch[b][o],
-        )
-
-    def is_follower_caught_up(self, s: StateView, X: Backend, l: int, f: int, end: Int) -> Bool:
-        """f follows l and holds offset end - 1, which l also holds (no epoch check)."""
-        return X.and_(
-            s.leader[f] == l,
-            X.or_(end == 0, X.and_(end > 0, self.has_offset(s, X, l, end - 1), self.has_offset(s, X, f, end - 1))),
-        )
-
-    def received_leader_and_isr(self, s: StateView, X: Backend, r: int, l: int, e: int) -> Bool:
-        """The LeaderAndIsr request of epoch e was sent, names l as leader, and is newer than
-        the epoch r knows."""
-        return X.and_(e < s.next_leader_epoch, s.request_leader[e] == l, s.epoch[r] < e)
-
-    def controller_update_isr(self, s: StateView, X: Backend, leader: Int, isr: list[Int]) -> Effect:
-        """The controller moves the quorum to the next epoch and sends its LeaderAndIsr request."""
-        e = s.next_leader_epoch
-        return {
-            "quorum_leader": leader,
-            "quorum_isr": isr,
-            "request_leader": X.set_at(s.request_leader, e, leader),
-            "request_isr": X.set_at(s.request_isr, e, isr),
-            "next_leader_epoch": e + 1,
-        }
-
-    def quorum_update_leader_and_isr(self, s: StateView, X: Backend, l: int, isr: list[Int]) -> Effect:
-        """The true leader writes a new ISR to the quorum and to its own view."""
-        return {"quorum_isr": isr, "isr": {l: isr}}
-
-    def truncate_to(self, s: StateView, X: Backend, r: int, offset: Int) -> Effect:
-        """The effect of truncating r's log to end at `offset`."""
-        return {
-            "log_id": {r: [X.ite(o < offset, s.log_id[r][o], NONE) for o in self.offsets]},
-            "log_epoch": {r: [X.ite(o < offset, s.log_epoch[r][o], NONE) for o in self.offsets]},
-            "end_offset": {r: offset},
-        }
-
-    def can_truncate_to(self, s: StateView, X: Backend, r: int, offset: Int) -> Bool:
-        """The spec truncates only to an offset at or below the end offset (a step beyond it is
-        not enabled); with --truncate-to-end-offset, Kafka's truncation to the smaller is."""
-        if self.settings["truncate_to_end_offset"]:
-            return True
-        return offset <= s.end_offset[r]
-
-    def become_follower_and_truncate_to(self, s: StateView, X: Backend, r: int, l: int, e: int,
-                                        offset: Int) -> Effect:
-        """r takes the request of epoch e (leader l), truncates to `offset` and lowers its HW to it."""
-        if self.settings["truncate_to_end_offset"]:
-            offset = X.min_(offset, s.end_offset[r])
-        return {
-            "epoch": {r: e}, "leader": {r: l}, "isr": {r: list(s.request_isr[e])},
-            **self.truncate_to(s, X, r, offset),
-            "hw": {r: X.min_(offset, s.hw[r])},
-        }
-
-    def replicate_to(self, s: StateView, X: Backend, f: int, l: int) -> Effect:
-        """f copies l's record at f's end offset; f's HW becomes min(l's HW, its new end offset)."""
-        end = s.end_offset[f]
-        return {
-            "log_id": {f: X.set_at(s.log_id[f], end, X.at(s.log_id[l], end))},
-            "log_epoch": {f: X.set_at(s.log_epoch[f], end, X.at(s.log_epoch[l], end))},
-            "end_offset": {f: end + 1},
-            "hw": {f: X.min_(s.hw[l], end + 1)},
-        }
-
-    @staticmethod
-    def without(flags: Sequence[Int], r: int) -> list[Int]:
-        """A set of replicas (flags) minus r."""
-        return [0 if x == r else v for x, v in enumerate(flags)]
-
-    @staticmethod
-    def adding(flags: Sequence[Int], r: int) -> list[Int]:
-        """A set of replicas (flags) plus r."""
-        return [1 if x == r else v for x, v in enumerate(flags)]
 
     # -- KafkaReplication: actions every mode shares ---------------------------------------
 

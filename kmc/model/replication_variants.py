@@ -9,38 +9,23 @@ defines it. An action keeps kmc's name in every mode (traces and baselines name 
 method named after the spec's action; `Replication.next` picks them per mode, and
 docs/replication.md maps each one to the spec's names.
 
-`ReplicationVariants` is a mixin of `Replication` (kmc/model/replication.py), which supplies
-the bounds and the shared operators annotated on the class.
+`ReplicationVariants` is a base of `Replication` (kmc/model/replication.py); both build on
+KafkaReplication's operators (kmc/model/replication_operators.py).
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
 
 from kmc.model.core import Backend, Bool, Domain, Effect, Int, StateView, action, distinct, replica_name
+from kmc.model.replication_operators import KafkaReplicationOperators
 
 REPLICA = Domain(lambda m: m.R, replica_name)
 EPOCH = Domain(lambda m: m.epochs)
 
 
-class ReplicationVariants:
-    """The variant modules' actions and operators (KafkaTruncateToHighWatermark to Kip320)."""
-
-    R: range
-    offsets: range
-    # KafkaReplication's operators, defined in kmc/model/replication.py
-    has_offset: Callable[[StateView, Backend, int, Int], Bool]
-    epoch_at: Callable[[StateView, Backend, int, Int], Int]
-    same_record: Callable[[StateView, Backend, int, int, int], Bool]
-    is_true_leader: Callable[[StateView, Backend, int], Bool]
-    received_leader_and_isr: Callable[[StateView, Backend, int, int, int], Bool]
-    quorum_update_leader_and_isr: Callable[[StateView, Backend, int, list[Int]], Effect]
-    truncate_to: Callable[[StateView, Backend, int, Int], Effect]
-    can_truncate_to: Callable[[StateView, Backend, int, Int], Bool]
-    become_follower_and_truncate_to: Callable[[StateView, Backend, int, int, int, Int], Effect]
-    replicate_to: Callable[[StateView, Backend, int, int], Effect]
-    without: Callable[[Sequence[Int], int], list[Int]]
-    adding: Callable[[Sequence[Int], int], list[Int]]
+class ReplicationVariants(KafkaReplicationOperators):
+    """The variant modules' actions and operators (KafkaTruncateToHighWatermark to Kip320), on
+    KafkaReplication's operators (kmc/model/replication_operators.py)."""
 
     # -- KafkaTruncateToHighWatermark (mode hw) ---------------------------------------------
 

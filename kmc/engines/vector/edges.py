@@ -40,7 +40,7 @@ class Steps:
         self.iids.append((found.rank % step.count).astype(step.iid_dtype))
 
 
-class StateGraph:
+class LivenessGraphBuilder:
     """Every state's packed words (words x states, in id order) and the graph between them."""
 
     def __init__(self, step: LevelStep, words: np.ndarray, initial: int, steps: Steps,

@@ -33,7 +33,7 @@ import numpy as np
 
 from kmc.engines.simulation.coverage import Coverage
 from kmc.engines.liveness import check as liveness
-from kmc.engines.vector.edges import StateGraph, Steps
+from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
@@ -182,7 +182,7 @@ class Search:
             return
         words = (np.concatenate(self.levels, axis=1) if self.levels
                  else np.zeros((self.step.packing.words, 0), dtype=U64))
-        states = StateGraph(self.step, words, len(self.initial), self.steps, self.properties)
+        states = LivenessGraphBuilder(self.step, words, len(self.initial), self.steps, self.properties)
         built, built_cpu = time.perf_counter() - started, time.process_time() - cpu
         cpu = time.process_time()
         result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
