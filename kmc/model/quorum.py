@@ -440,7 +440,7 @@ class Quorum(QuorumState):
         end = [X.ite(s.feo[a][t] != NONE, offset - 1, NONE) if t == peer else s.feo[a][t] for t in self.S]
         new_hwm = self.new_high_watermark(s, X, a, end)
         up = new_hwm > s.hwm[a]
-        out: Flat = {("hwm", a): new_hwm, ("cfg_committed", a): X.ite(up, X.ite(new_hwm >= 1, 1, 0),
+        out: Flat = {("hwm", a): X.ite(up, new_hwm, s.hwm[a]), ("cfg_committed", a): X.ite(up, X.ite(new_hwm >= 1, 1, 0),
                                                                        s.cfg_committed[a])}
         # the new configuration (when the HWM moves) is the InitClusterCommand's: its members
         for t in self.S:

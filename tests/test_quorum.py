@@ -1,0 +1,86 @@
+"""The quorum model against TLC on the KRaft quorum specification (Vanlightly/kafka-tlaplus @
+823615e, kraft/kip_853).
+
+Independent source: TLC 2.20 with 1 worker (BFS), deadlock not checked, the configurations and
+figures in tests/reference/tlc-quorum.md (their .cfg files in tests/reference/tlc/quorum/).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kmc.engines.explicit import bfs
+from kmc.engines.search import Limits
+from kmc.engines.vector import engine as vector
+from kmc.model.core import Invariant
+from kmc.model.quorum import Quorum
+from kmc.model.quorum_state import KINDS
+from tests.conftest import build
+
+
+def room_for_messages(m: Quorum) -> Invariant:
+    """The message slots never bind: the last slot of every kind and pair stays empty in every
+    reachable state, so no send ever finds its pair's slots full."""
+    def holds(s: Any, X: Any) -> Any:
+        return X.all([getattr(s, kind.fields[0])[a][b][m.capacity[kind.name] - 1] == 0
+                      for kind in KINDS for a in m.S for b in m.S])
+    return Invariant("room", holds, "the last message slot of every pair is empty")
+
+
+def run(engine: Any = vector, **settings: Any) -> Any:
+    model, invariants = build("quorum", mode="kip853", **settings)
+    assert isinstance(model, Quorum)
+    result = engine.check(model, [*invariants, room_for_messages(model)], Limits(keep_going=True))
+    assert result.complete
+    return result
+
+
+def violated(result: Any) -> dict[str, int]:
+    return {n: v.trace.length for n, v in result.invariants.items() if v.holds is False}
+
+
+# tests/reference/tlc-quorum.md, run q853-a: the issue's configuration (2 hosts, cluster size 2,
+# MaxEpoch 2, one value, 2 spawned servers, every other limit 0): 2,660 distinct states, 4,184
+# generated, depth 28, every invariant holding.
+@pytest.mark.parametrize("engine", [vector, bfs], ids=["vector", "scalar"])
+def test_the_issue_configuration_matches_tlc(engine: Any) -> None:
+    result = run(engine)
+    assert (result.distinct_states, result.generated_states, result.depth) == (2660, 4184, 28)
+    assert violated(result) == {}
+
+
+def test_two_values_match_tlc() -> None:
+    """q853-c: Value = {v1, v2}, MaxValuesPerEpoch 2: 15,218 distinct, 24,232 generated, depth 32."""
+    result = run(values=2, max_values_per_epoch=2)
+    assert (result.distinct_states, result.generated_states, result.depth) == (15218, 24232, 32)
+    assert violated(result) == {}
+
+
+@pytest.mark.slow
+def test_three_epochs_match_tlc() -> None:
+    """q853-b: MaxEpoch 3: 326,983 distinct, 737,419 generated, depth 42 (about a minute)."""
+    result = run(max_epoch=3)
+    assert (result.distinct_states, result.generated_states, result.depth) == (326983, 737419, 42)
+    assert violated(result) == {}
+
+
+# runs with a limit counter the actions read: TLC on the specification with aux_ctrs and
+# net_connectivity_ctr kept in the VIEW (tests/reference/tlc-quorum.md, "The VIEW"), which is
+# what kmc keeps
+PERTURBED = [  # (run, settings, TLC's distinct states, generated, depth)
+    ("q853-e", dict(max_restarts=1), 38357, 68595, 34),
+    ("q853-f", dict(max_connectivity_changes=1, max_disconnected_pairs=1), 3013, 7195, 28),
+    ("q853-g", dict(max_crashes=1, max_disconnected_pairs=1), 2893, 9642, 28),
+    ("q853-h", dict(hosts=3, init_cluster_size=3, min_cluster_size=3, max_cluster_size=3, max_spawned_servers=3,
+                    max_epoch=1, values=2, max_values_per_epoch=2), 8273, 18791, 32),
+]
+
+
+@pytest.mark.parametrize("name,settings,states,generated,depth", PERTURBED, ids=[p[0] for p in PERTURBED])
+def test_perturbations_match_tlc(name: str, settings: dict[str, int], states: int, generated: int,
+                                 depth: int) -> None:
+    result = run(**settings)
+    assert (result.distinct_states, result.generated_states, result.depth) == (states, generated, depth)
+    assert violated(result) == {}
