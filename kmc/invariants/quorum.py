@@ -1,12 +1,19 @@
-"""What must hold of the `quorum` model: the safety properties of the specification
-(kraft_kip_853_properties), under their names in kebab case."""
+"""What must hold of the `quorum` model: the safety properties of the specifications
+(kraft_kip_853_properties, kraft_kip_996_properties), under their names in kebab case."""
 
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from dataclasses import replace
+
 from kmc.model.core import Backend, Bool, Invariant, StateView, invariant
 from kmc.model.quorum import Quorum
-from kmc.model.quorum_state import ILLEGAL, LEADER, OBSERVER, UNATTACHED, VOTER, VOTED, FOLLOWER
+from kmc.model.quorum_state import CANDIDATE, FOLLOWER, ILLEGAL, LEADER, OBSERVER, PROSPECTIVE, RESIGNED, UNATTACHED, VOTED, VOTER
+
+def rename(inv: Invariant, name: str, spec_name: str) -> Invariant:
+    """A kip853 property under its kip996 name (the same formula)."""
+    return replace(inv, name=name, doc=f"{spec_name}: " + inv.doc.split(": ", 1)[-1])
+
 
 # every server of the model has started (StartNewServer is not modelled yet): StartedServers = S
 
@@ -70,7 +77,34 @@ def acked_value_not_lost(m: Quorum, s: StateView, X: Backend) -> Bool:
         s.role[a] == VOTER, holds_value(m, s, X, a, v)))))
 
 
+@invariant("durability")
+def durability(m: Quorum, s: StateView, X: Backend) -> Bool:
+    """Durability (kip996): every positively acknowledged value is in some voter's log"""
+    return X.forall(m.V, lambda v: X.implies(s.pos_acked[v] == 1, X.exists(m.S, lambda a: X.and_(
+        m.is_voter(s, X, a), holds_value(m, s, X, a, v)))))
+
+
+@invariant("valid-roles-and-states")
+def valid_roles_and_states(m: Quorum, s: StateView, X: Backend) -> Bool:
+    """ValidRolesAndStates (kip996): an observer leads, follows, is unattached or resigned;
+    an unattached server knows no leader; only a leader has pending writes; only a prospective
+    or a candidate has votes"""
+    observer_states = (LEADER, FOLLOWER, UNATTACHED, RESIGNED)
+    return X.forall(m.S, lambda a: X.and_(
+        X.implies(m.is_observer(s, X, a), X.or_(*[s.state[a] == x for x in observer_states])),
+        X.implies(s.state[a] == UNATTACHED, s.leader[a] == -1),
+        X.implies(s.state[a] != LEADER, X.all([p == 0 for p in s.pending_ack[a]])),
+        X.implies(X.any([x == 1 for x in s.votes_recv[a]]),
+                  X.or_(s.state[a] == PROSPECTIVE, s.state[a] == CANDIDATE))))
+
+
 def invariants(m: Quorum) -> list[Invariant]:
-    """The shipped cfg's INVARIANT list, in its order."""
+    """The shipped cfg's INVARIANT list, in its order (kip996: the same properties under their
+    kip996 names, Durability and ValidRolesAndStates of its own)."""
+    if m.kip996:
+        return [rename(no_log_divergence(m), "log-matching", "LogMatching"),
+                rename(leader_has_all_acked_values(m), "leader-completeness", "LeaderCompleteness"),
+                rename(never_two_leaders_in_same_epoch(m), "election-safety", "ElectionSafety"),
+                durability(m), no_illegal_state(m), valid_roles_and_states(m), type_ok(m.schema)]
     return [leader_has_all_acked_values(m), acked_value_not_lost(m), no_log_divergence(m),
             never_two_leaders_in_same_epoch(m), no_illegal_state(m), states_match_roles(m), type_ok(m.schema)]

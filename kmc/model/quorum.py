@@ -24,33 +24,30 @@ from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, Sta
 from kmc.model.kraft_effects import Flat, merge, nested, when
 from kmc.model.quorum_state import (
     APPEND, BEGIN_QUORUM, CANDIDATE, DEAD, DIVERGING, FETCH, FETCH_RESPONSE, FENCED_LEADER_EPOCH, FOLLOWER,
-    LEADER, LEADER_CHANGE, NIL_ERROR, NIL_ROLE, NOT_LEADER, NOT_OK, OBSERVER, OK, REQUEST_VOTE,
-    RESIGNED, SERVER, UNATTACHED, UNKNOWN_LEADER, VALUE, VOTE_RESPONSE, VOTED, VOTER, Kind, QuorumState, Transition,
+    LEADER, LEADER_CHANGE, NIL_ERROR, NIL_ROLE, NOT_LEADER, NOT_OK, OBSERVER, OK, PROSPECTIVE, REQUEST_VOTE,
+    RESIGNED, SERVER, UNATTACHED, UNKNOWN_LEADER, VALUE, VOTE_RESPONSE, VOTED, VOTER, Transition,
 )
+from kmc.model.quorum_prevote import QuorumPreVote, slots, two
 from kmc.model.quorum_view import describe_state
 
 
-def _slots(kind: Kind) -> Domain:
-    return Domain(lambda m: range(m.capacity[kind.name]), lambda k: f"#{k}")
+DISCONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask:b}}}")
 
 
-def _pair_sets(m: QuorumState) -> range:
-    return range(2 ** len(m.pairs))
-
-
-DISCONNECTED = Domain(_pair_sets, lambda mask: f"{{{mask:b}}}")
-
-
-def _two(a: int, b: int, *rest: int) -> bool:
-    return a != b
-
-
-class Quorum(QuorumState):
+class Quorum(QuorumPreVote):
     name = "quorum"
     invariants_module = "kmc.invariants.quorum"
 
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""
+        if self.kip996:
+            return [self.change_connectivity, self.restart_with_state, self.crash_lose_state, self.voter_fetch_timeout,
+                    self.voter_election_timeout, self.resigned_election_timeout, self.conclude_pre_vote,
+                    self.become_leader, self.handle_client_request, self.check_quorum_resign_prevote,
+                    self.handle_pre_vote_request, self.handle_pre_vote_response, self.accept_begin_quorum_request,
+                    self.send_fetch_request, self.handle_fetch_response, self.resend_begin_quorum_epoch_request,
+                    self.reject_fetch_request,
+                    self.diverging_fetch_request, self.accept_fetch_request]
         return [self.change_network_connectivity, self.restart_with_state, self.crash_lose_state,
                 self.send_request_vote, self.become_leader, self.client_request, self.check_quorum_resign,
                 self.observer_fetch_timeout, self.handle_vote_request, self.handle_vote_response,
@@ -95,6 +92,14 @@ class Quorum(QuorumState):
     # -- single server actions ----------------------------------------------------------------
 
     def restart_transition(self, s: StateView, X: Backend, a: int) -> Transition:
+        """RestartWithState's new_state: a leader resigns (kip996: a prospective, or a leader
+        that is not a voter, boots Unattached keeping its vote)."""
+        if self.kip996:
+            boot = (UNATTACHED, s.epoch[a], NONE, [0] * len(self.S), s.voted_for[a])
+            voter = self.is_voter(s, X, a)
+            out = self.pick(X, s.state[a] == PROSPECTIVE, boot, self.current(s, a))
+            out = self.pick(X, X.and_(s.state[a] == LEADER, self.is_observer(s, X, a)), boot, out)
+            return self.pick(X, X.and_(s.state[a] == LEADER, voter), self.to_resigned(s, X, a), out)
         leader_voter = X.and_(s.state[a] == LEADER, s.role[a] == VOTER)
         leader_observer = X.and_(s.state[a] == LEADER, s.role[a] == OBSERVER)
         out = self.pick(X, leader_observer, self.to_unattached(s, X, a, s.epoch[a], s.role[a]), self.current(s, a))
@@ -106,9 +111,11 @@ class Quorum(QuorumState):
         its high watermark, fetch state and follower offsets start over and its pending
         writes fail (at most --max-restarts times)."""
         t = self.restart_transition(s, X, a)
-        # the epoch and the vote are UNCHANGED in the specification as well as set by ApplyState
-        return X.and_(s.restarts < self.settings["max_restarts"], s.state[a] != DEAD, t[1] == s.epoch[a],
-                      t[4] == s.voted_for[a])
+        limit = X.and_(s.restarts < self.settings["max_restarts"], s.state[a] != DEAD)
+        if self.kip996:
+            return limit
+        # kip853: the epoch and the vote are UNCHANGED in the specification as well as set by ApplyState
+        return X.and_(limit, t[1] == s.epoch[a], t[4] == s.voted_for[a])
 
     @restart_with_state.effect
     def _(self, s: StateView, X: Backend, a: int) -> Effect:
@@ -119,7 +126,9 @@ class Quorum(QuorumState):
     @action(server=SERVER)
     def crash_lose_state(self, s: StateView, X: Backend, a: int) -> Bool:
         """CrashLoseState: a voter crashes and loses its disk for good; its network pairs go
-        down, which --max-disconnected-pairs must allow (at most --max-crashes times)."""
+        down, which --max-disconnected-pairs must allow in kip853 (at most --max-crashes times)."""
+        if self.kip996:  # MaxPermCrashes; DisconnectServer has no limit
+            return X.and_(s.crashes < self.settings["max_crashes"], self.is_voter(s, X, a))
         down = X.count([X.or_(s.connected[i] == 0, a in p) for i, p in enumerate(self.pairs)])
         return X.and_(s.crashes < self.settings["max_crashes"], s.role[a] == VOTER,
                       down <= self.settings["max_disconnected_pairs"])
@@ -153,8 +162,8 @@ class Quorum(QuorumState):
 
     @send_request_vote.effect
     def _(self, s: StateView, X: Backend, a: int) -> Effect:
-        out = merge(self.apply_state(a, self.to_candidate(s, a)), self.reset_fetch_state(a))
-        msg = [1, s.epoch[a] + 1, self.last_epoch(s, X, a), s.log_len[a]]
+        out = merge(self.apply_state(a, self.to_candidate(s, X, a)), self.reset_fetch_state(a))
+        msg = [1, s.epoch[a] + 1, self.last_epoch(s, X, a), s.log_len[a], 0]
         for b in self.S:
             if b != a:
                 out.update(self.send(s, X, REQUEST_VOTE, a, b, msg, s.cfg_members[a][b] == 1))
@@ -177,7 +186,7 @@ class Quorum(QuorumState):
                     self.reset_end_offsets(a, [m == 1 for m in s.cfg_members[a]], s, X), self.reset_fetch_state(a))
         for b in self.S:
             if b != a:
-                out.update(self.send(s, X, BEGIN_QUORUM, a, b, [1, s.epoch[a]], s.cfg_members[a][b] == 1))
+                out.update(self.send(s, X, BEGIN_QUORUM, a, b, [1, s.epoch[a], 0], s.cfg_members[a][b] == 1))
         return nested(out)
 
     # -- leader actions --------------------------------------------------------------------------
@@ -196,6 +205,15 @@ class Quorum(QuorumState):
         return nested(merge(self.appended(a, s.log_len[a], X, APPEND, s.epoch[a], v, s),
                             {("hwm", a): X.ite(single, s.log_len[a] + 1, s.hwm[a]), ("pending_ack", a, v): 1,
                              ("sent", v): 1}))
+
+    @action(server=SERVER, value=VALUE)
+    def handle_client_request(self, s: StateView, X: Backend, a: int, v: int) -> Bool:
+        """HandleClientRequest (kip996): ClientRequest under its kip996 name."""
+        return self.client_request.guard(s, X, a, v)
+
+    @handle_client_request.effect
+    def _(self, s: StateView, X: Backend, a: int, v: int) -> Effect:
+        return dict(self.client_request.effect(s, X, a, v))
 
     @action(server=SERVER)
     def check_quorum_resign(self, s: StateView, X: Backend, a: int) -> Bool:
@@ -226,7 +244,7 @@ class Quorum(QuorumState):
     def vote_request(self, s: StateView, X: Backend, a: int, peer: int,
                      k: int) -> tuple[Bool, Int, Bool, Transition]:
         """HandleVoteRequest's LET: (error, the request's epoch, grant_vote, the final state)."""
-        _, epoch, last_epoch, last_offset = self.slot(s, REQUEST_VOTE, peer, a, k)
+        _, epoch, last_epoch, last_offset, _ = self.slot(s, REQUEST_VOTE, peer, a, k)
         error = epoch < s.epoch[a]
         state0 = self.pick(X, epoch > s.epoch[a], self.to_unattached(s, X, a, epoch, s.role[a]), self.current(s, a))
         mine = self.last_epoch(s, X, a)
@@ -235,7 +253,7 @@ class Quorum(QuorumState):
         final = self.pick(X, X.and_(grant, state0[0] == UNATTACHED), self.to_voted(X, epoch, state0, peer), state0)
         return error, epoch, grant, final
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(REQUEST_VOTE), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(REQUEST_VOTE), where=two)
     def handle_vote_request(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """HandleVoteRequest: a server answers a vote request; it grants its vote when the
         candidate's log is at least as up to date and it has not voted for another."""
@@ -246,14 +264,14 @@ class Quorum(QuorumState):
         error, epoch, grant, final = self.vote_request(s, X, a, peer, k)
         changed = final[0] != s.state[a]
         fail = merge(self.reset_fetch_state(a), self.fail_pending_writes(s, X, a))
-        ok_reply = [1, epoch, final[2], X.ite(grant, 1, 0), NIL_ERROR]
-        error_reply = [1, s.epoch[a], final[2], 0, FENCED_LEADER_EPOCH]
+        ok_reply = [1, epoch, final[2], X.ite(grant, 1, 0), NIL_ERROR, 0]
+        error_reply = [1, s.epoch[a], final[2], 0, FENCED_LEADER_EPOCH, 0]
         reply = [X.ite(error, e, o) for e, o in zip(error_reply, ok_reply)]
         return nested(merge(self.apply_state(a, final), when(s, X, X.and_(X.not_(error), changed), fail),
                             self.discard(s, X, REQUEST_VOTE, peer, a, k),
                             self.send(s, X, VOTE_RESPONSE, a, peer, reply)))
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(VOTE_RESPONSE), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(VOTE_RESPONSE), where=two)
     def handle_vote_response(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """HandleVoteResponse: a voter takes a vote response; a candidate counts a granted
         vote of its epoch."""
@@ -261,7 +279,7 @@ class Quorum(QuorumState):
 
     @handle_vote_response.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
-        _, epoch, leader, granted, error = self.slot(s, VOTE_RESPONSE, peer, a, k)
+        _, epoch, leader, granted, error, _ = self.slot(s, VOTE_RESPONSE, peer, a, k)
         state0, handled = self.common_response(s, X, a, leader, epoch, error)
         count = X.and_(X.not_(handled), s.state[a] == CANDIDATE, granted == 1)
         votes = [X.ite(count, 1, v) if t == peer else v for t, v in enumerate(state0[3])]
@@ -270,7 +288,7 @@ class Quorum(QuorumState):
 
     # -- send/receive: followers -------------------------------------------------------------------
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(BEGIN_QUORUM), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(BEGIN_QUORUM), where=two)
     def accept_begin_quorum_request(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """AcceptBeginQuorumRequest: a server learns the new leader of an epoch not below its
         own and follows it."""
@@ -278,15 +296,23 @@ class Quorum(QuorumState):
 
     @accept_begin_quorum_request.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
-        t = self.maybe_transition(s, X, a, peer, s.bqe_epoch[peer][a][k])
+        epoch = s.bqe_epoch[peer][a][k]
+        t = self.maybe_transition(s, X, a, peer, epoch)
+        done = {("bqe_done", peer, a, e): X.ite(epoch == e, 1, s.bqe_done[peer][a][e])
+                for e in range(self.schema.by_name["epoch"].hi + 1)} if self.kip996 else {}
         return nested(merge(self.apply_state(a, t), self.reset_fetch_state(a), self.fail_pending_writes(s, X, a),
-                            self.discard(s, X, BEGIN_QUORUM, peer, a, k)))
+                            self.discard(s, X, BEGIN_QUORUM, peer, a, k), done))
 
-    @action(server=SERVER, peer=SERVER, where=_two)
+    @action(server=SERVER, peer=SERVER, where=two)
     def send_fetch_request(self, s: StateView, X: Backend, a: int, peer: int) -> Bool:
-        """SendFetchRequest: a follower fetches from its leader at the end of its log (an
-        observer that knows no leader asks a voter that knows one)."""
+        """SendFetchRequest: a follower fetches from its leader at the end of its log (kip853:
+        an observer that knows no leader asks a voter that knows one; kip996: an unattached
+        voter asks any server)."""
         follower = X.and_(s.leader[a] == peer, s.state[a] == FOLLOWER)
+        if self.kip996:  # ShouldSendFetch
+            unattached = X.and_(self.is_voter(s, X, a), s.state[a] == UNATTACHED)
+            observer = X.and_(self.is_observer(s, X, a), s.state[a] == FOLLOWER, self.fetch_can_timeout(s, X, a))
+            return X.or_(X.and_(s.pf[a] == 0, X.or_(follower, unattached)), observer)
         lost = X.and_(s.role[a] == OBSERVER, X.or_(s.state[a] == UNATTACHED, s.state[a] == VOTED),
                       self.connected(s, a, peer), s.role[peer] == VOTER, s.leader[peer] != NONE)
         return X.and_(s.pf[a] == 0, X.or_(follower, lost))
@@ -299,7 +325,7 @@ class Quorum(QuorumState):
                      ("pf_offset", a): s.log_len[a] + 1, ("pf_last_epoch", a): last, ("pf_observer", a): observer}
         return nested(merge(out, self.send(s, X, FETCH, a, peer, [1, s.epoch[a], s.log_len[a] + 1, last, observer])))
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(FETCH_RESPONSE), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(FETCH_RESPONSE), where=two)
     def handle_fetch_response(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """HandleFetchResponse: a server takes the response to its pending fetch: it appends
         the entry, truncates to the diverging epoch, or learns of a new epoch or leader."""
@@ -335,8 +361,10 @@ class Quorum(QuorumState):
         for t in self.S:
             switch_cfg[("cfg_members", a, t)] = 1 if t < self.settings["init_cluster_size"] else 0
         members = [t < self.settings["init_cluster_size"] for t in self.S]
-        role_flip_out = X.and_(s.role[a] == VOTER, X.not_(members[a]))
-        role_flip_in = X.and_(s.role[a] == OBSERVER, members[a])
+        voter = self.is_voter(s, X, a) if self.kip996 else s.role[a] == VOTER
+        observer = X.not_(voter) if self.kip996 else s.role[a] == OBSERVER
+        role_flip_out = X.and_(voter, X.not_(members[a]))
+        role_flip_in = X.and_(observer, members[a])
         flip = X.or_(role_flip_out, role_flip_in)
         switch: Flat = merge(
             switch_cfg, {("leader", a): new_state[2], ("epoch", a): new_state[1],
@@ -346,10 +374,14 @@ class Quorum(QuorumState):
             {("feo", a, t): X.ite(members[t], X.ite(s.feo[a][t] != NONE, s.feo[a][t], 0), NONE) for t in self.S},
             new_log, {("hwm", a): X.ite(result == OK, hwm, s.hwm[a])})
         apply = self.apply_state(a, new_state)
-        body = when(s, X, X.or_(handled, s.state[a] != FOLLOWER), apply, switch)
+        # kip853 applies the fetched data only as a follower; kip996 whenever not handled
+        apply_only = handled if self.kip996 else X.or_(handled, s.state[a] != FOLLOWER)
+        body = when(s, X, apply_only, apply, switch)
         done: Flat = {("pf", a): 0, ("pf_dest", a): NONE, ("pf_epoch", a): 0, ("pf_offset", a): 0,
                       ("pf_last_epoch", a): 0, ("pf_observer", a): 0, ("lfr", a): 1, ("lfr_peer", a): peer,
                       ("lfr_error", a): error}
+        if self.kip996:  # has_fetch_success
+            done[("fetch_success", a)] = X.ite(error == NIL_ERROR, 1, s.fetch_success[a])
         return nested(merge(body, done, self.discard(s, X, FETCH_RESPONSE, peer, a, k)))
 
     # -- send/receive: the leader ------------------------------------------------------------------
@@ -369,7 +401,7 @@ class Quorum(QuorumState):
         msg = [*fields, epoch, offset, last, observer]
         return merge(self.discard(s, X, FETCH, peer, a, k), self.send(s, X, FETCH_RESPONSE, a, peer, msg))
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(FETCH), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(FETCH), where=two)
     def reject_fetch_request(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """RejectFetchRequest: a server that is not the leader, or not of the fetch's epoch,
         rejects it (NotLeader, FencedLeaderEpoch, UnknownLeader)."""
@@ -387,7 +419,7 @@ class Quorum(QuorumState):
         return X.and_(s.fq[peer][a][k] == 1, s.state[a] != DEAD, s.fq_epoch[peer][a][k] == s.epoch[a],
                       s.state[a] == LEADER, self.connected(s, peer, a))
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(FETCH), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(FETCH), where=two)
     def diverging_fetch_request(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """DivergingFetchRequest: the leader answers a fetch whose position is not on its log
         with the end offset of the highest epoch it has at or below the fetch's."""
@@ -425,7 +457,7 @@ class Quorum(QuorumState):
             epoch_at = X.ite(best == o + 1, s.log_epoch[a][o], epoch_at)
         return X.ite(X.and_(best > 0, epoch_at == s.epoch[a]), best, s.hwm[a])
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(FETCH), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(FETCH), where=two)
     def accept_fetch_request_from_voter(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """AcceptFetchRequestFromVoter: the leader answers a member's fetch with the next entry,
         records the member's end offset and advances the high watermark, acknowledging the
@@ -436,6 +468,22 @@ class Quorum(QuorumState):
 
     @accept_fetch_request_from_voter.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
+        return self.voter_fetch(s, X, a, peer, k)
+
+    @action(server=SERVER, peer=SERVER, slot=slots(FETCH), where=two)
+    def accept_fetch_request(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
+        """AcceptFetchRequest (kip996): the leader answers a member's fetch as
+        AcceptFetchRequestFromVoter does (every member is a voter of its configuration)."""
+        _, _, offset, last, _ = self.fetch_request(s, a, peer, k)
+        return X.and_(self.equal_epoch_leader(s, X, a, peer, k), s.cfg_members[a][peer] == 1,
+                      self.valid_fetch_position(s, X, a, offset, last))
+
+    @accept_fetch_request.effect
+    def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
+        return self.voter_fetch(s, X, a, peer, k)
+
+    def voter_fetch(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
+        """HandleVoterFetch: the member's end offset, the HWM, the acknowledgements, the reply."""
         _, _, offset, _, _ = self.fetch_request(s, a, peer, k)
         end = [X.ite(s.feo[a][t] != NONE, offset - 1, NONE) if t == peer else s.feo[a][t] for t in self.S]
         new_hwm = self.new_high_watermark(s, X, a, end)
@@ -456,7 +504,7 @@ class Quorum(QuorumState):
                   *self.entry_at(s, X, a, offset)]
         return nested(merge(out, self.reply_fetch(s, X, a, peer, k, fields)))
 
-    @action(server=SERVER, peer=SERVER, slot=_slots(FETCH), where=_two)
+    @action(server=SERVER, peer=SERVER, slot=slots(FETCH), where=two)
     def accept_fetch_request_from_observer(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """AcceptFetchRequestFromObserver: the leader answers an observer's fetch with the next
         entry; nothing of its own changes."""

@@ -25,17 +25,19 @@ from kmc.model.kraft_effects import Flat
 
 MODES = {
     "kip853": "KRaft with KIP-853 dynamic voters (Vanlightly/kafka-tlaplus kraft/kip_853)",
+    "kip996": "KIP-853 with KIP-996 pre-vote: the Prospective state (Vanlightly/kafka-tlaplus kraft/kip_996)",
 }
 
 # state[s]
-UNATTACHED, FOLLOWER, CANDIDATE, LEADER, VOTED, RESIGNED, DEAD, ILLEGAL = range(8)
-STATE = ("Unattached", "Follower", "Candidate", "Leader", "Voted", "Resigned", "DeadNoState", "IllegalState")
+UNATTACHED, FOLLOWER, CANDIDATE, LEADER, VOTED, RESIGNED, DEAD, ILLEGAL, PROSPECTIVE = range(9)
+STATE = ("Unattached", "Follower", "Candidate", "Leader", "Voted", "Resigned", "DeadNoState", "IllegalState",
+         "Prospective")
 # role[s]
 NIL_ROLE, VOTER, OBSERVER = 0, 1, 2
 ROLE = ("Nil", "Voter", "Observer")
 # error codes (Nil: none)
-NIL_ERROR, FENCED_LEADER_EPOCH, NOT_LEADER, UNKNOWN_LEADER = 0, 1, 2, 3
-ERROR = ("Nil", "FencedLeaderEpoch", "NotLeader", "UnknownLeader")
+NIL_ERROR, FENCED_LEADER_EPOCH, NOT_LEADER, UNKNOWN_LEADER, INVALID_REQUEST = 0, 1, 2, 3, 4
+ERROR = ("Nil", "FencedLeaderEpoch", "NotLeader", "UnknownLeader", "InvalidRequest")
 # FetchResponse.result (0: the slot is empty)
 NOT_OK, DIVERGING, OK = 1, 2, 3
 RESULT = ("-", "NotOk", "Diverging", "Ok")
@@ -62,9 +64,9 @@ class Kind:
     fields: tuple[str, ...]
 
 
-REQUEST_VOTE = Kind("rvq", ("rvq", "rvq_epoch", "rvq_last_epoch", "rvq_last_offset"))
-VOTE_RESPONSE = Kind("rvs", ("rvs", "rvs_epoch", "rvs_leader", "rvs_granted", "rvs_error"))
-BEGIN_QUORUM = Kind("bqe", ("bqe", "bqe_epoch"))
+REQUEST_VOTE = Kind("rvq", ("rvq", "rvq_epoch", "rvq_last_epoch", "rvq_last_offset", "rvq_pre_vote"))
+VOTE_RESPONSE = Kind("rvs", ("rvs", "rvs_epoch", "rvs_leader", "rvs_granted", "rvs_error", "rvs_pre_vote"))
+BEGIN_QUORUM = Kind("bqe", ("bqe", "bqe_epoch", "bqe_resend"))
 FETCH = Kind("fq", ("fq", "fq_epoch", "fq_offset", "fq_last_epoch", "fq_observer"))
 FETCH_RESPONSE = Kind("fs", ("fs", "fs_error", "fs_leader", "fs_epoch", "fs_hwm", "fs_div_epoch", "fs_div_end",
                              "fs_entry_cmd", "fs_entry_epoch", "fs_entry_value", "fs_corr_epoch", "fs_corr_offset",
@@ -78,7 +80,7 @@ Transition = tuple[Int, Int, Int, list[Int], Int]
 class QuorumState(Model):
     """Options, schema, initial state and the specification's operators (no actions)."""
 
-    summary = "KRaft's Raft quorum with dynamic voters (TLA+ spec Vanlightly/kafka-tlaplus kraft/kip_853)"
+    summary = "KRaft's Raft quorum with dynamic voters and pre-vote (TLA+ spec Vanlightly/kafka-tlaplus kraft)"
     modes = MODES
     options = (
         Option("mode", "kip853", "protocol variant", choices=tuple(MODES)),
@@ -90,14 +92,16 @@ class QuorumState(Model):
         Option("values", 1, "|Value|: the values clients may write", min=1, max=2),
         Option("max_values_per_epoch", 1, "MaxValuesPerEpoch", min=0, max=2),
         Option("max_restarts", 0, "MaxRestarts: restarts keeping state", min=0, max=2),
-        Option("max_crashes", 0, "MaxCrashes: crashes losing state", min=0, max=1),
+        Option("max_crashes", 0, "MaxCrashes (kip996: MaxPermCrashes): crashes losing state", min=0, max=1),
         Option("max_add_reconfigs", 0, "MaxAddReconfigs (only 0: AddVoter is not modelled yet)", min=0, max=0),
         Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs (only 0: RemoveVoter is not modelled yet)",
                min=0, max=0),
         Option("max_spawned_servers", 2, "MaxSpawnedServers (only InitClusterSize: StartNewServer is not "
                "modelled yet)", min=1, max=3),
         Option("max_connectivity_changes", 0, "MaxConnectivityChanges", min=0, max=2),
-        Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs", min=0, max=3),
+        Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
+        Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
+               "and resignations with no cause", min=0, max=2),
     )
 
     def _validate(self) -> None:
@@ -107,6 +111,11 @@ class QuorumState(Model):
                            f"({s['init_cluster_size']}) <= --max-cluster-size ({s['max_cluster_size']})")
         if s["hosts"] < s["init_cluster_size"]:
             raise BadInput(f"--hosts ({s['hosts']}) must be at least --init-cluster-size ({s['init_cluster_size']})")
+        only = ("max_disruptive_election_triggers", "kip996") if s["mode"] == "kip853" else \
+            ("max_disconnected_pairs", "kip853")
+        if s[only[0]] != 0:
+            raise BadInput(f"--{only[0].replace('_', '-')} is a constant of mode {only[1]} only (got {s[only[0]]} "
+                           f"with --mode {s['mode']})")
         if s["max_spawned_servers"] != s["init_cluster_size"]:
             raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must equal --init-cluster-size "
                            f"({s['init_cluster_size']}): StartNewServer is not modelled yet")
@@ -118,11 +127,13 @@ class QuorumState(Model):
         n = s["max_spawned_servers"]
         self.S = range(n)
         self.V = range(s["values"])
+        self.kip996 = self.mode == "kip996"
         self.max_epoch: int = s["max_epoch"]
-        E = self.max_epoch
+        # kip996: a resigned leader of MaxEpoch times out to Unattached in the epoch above
+        E = self.max_epoch + 1 if self.kip996 else self.max_epoch
         self.values_per_epoch: int = s["max_values_per_epoch"]
         # a log: the InitClusterCommand, a LeaderChangeRecord per epoch after the first, the values
-        self.log_capacity = E + min(len(self.V), E * self.values_per_epoch)
+        self.log_capacity = self.max_epoch + min(len(self.V), self.max_epoch * self.values_per_epoch)
         L = self.log_capacity
         self.O = range(L)
         self.pairs = [(a, b) for a in self.S for b in self.S if a < b]
@@ -144,7 +155,7 @@ class QuorumState(Model):
             f("cfg_committed", 0, 1, (n,), "config[s].committed", per_s),
             f("epoch", 0, E, (n,), "current_epoch[s]", per_s),
             f("role", 0, OBSERVER, (n,), "role[s]: 0 Nil, 1 Voter, 2 Observer", per_s),
-            f("state", 0, ILLEGAL, (n,), "state[s]", per_s),
+            f("state", 0, PROSPECTIVE, (n,), "state[s]", per_s),
             f("voted_for", NONE, last, (n,), "voted_for[s] (-1: Nil)", per_s, True),
             f("leader", NONE, last, (n,), "leader[s] (-1: Nil)", per_s, True),
             f("pf", 0, 1, (n,), "fetch_state[s].pending_fetch # Nil", per_s),
@@ -155,7 +166,8 @@ class QuorumState(Model):
             f("pf_observer", 0, 1, (n,), "pending_fetch.observer", per_s),
             f("lfr", 0, 1, (n,), "fetch_state[s].last_fetch_res # Nil", per_s),
             f("lfr_peer", NONE, last, (n,), "last_fetch_res.peer", per_s, True),
-            f("lfr_error", 0, UNKNOWN_LEADER, (n,), "last_fetch_res.error", per_s),
+            f("lfr_error", 0, INVALID_REQUEST, (n,), "last_fetch_res.error", per_s),
+            f("fetch_success", 0, 1, (n,), "fetch_state[s].has_fetch_success (kip996; 0 in kip853)", per_s),
             f("pending_ack", 0, 1, (n, v), "pending_ack[s]", per_s),
             # candidateVars, leaderVars
             f("votes_recv", 0, 1, (n, n), "votes_recv[s]", per_ss),
@@ -172,12 +184,17 @@ class QuorumState(Model):
             f("neg_acked", 0, 1, (v,), "inv_neg_acked"),
             # NetworkView: connectivity (pairs a < b in order) and the messages
             f("connected", 0, 1, (len(self.pairs),), "net_connectivity[{a, b}]"),
+            # kip996's ResendBeginQuorumEpochRequest reads net_messages_processed: which epochs'
+            # BeginQuorumEpoch requests a server processed
+            f("bqe_done", 0, 1, (n, n, E + 1), "a BeginQuorumEpochRequest source -> dest of epoch e was processed",
+              per_ss),
         ]
         ranges = {
             "rvq": (0, 1), "rvq_epoch": (0, E), "rvq_last_epoch": (0, E), "rvq_last_offset": (0, L),
+            "rvq_pre_vote": (0, 1),
             "rvs": (0, 1), "rvs_epoch": (0, E), "rvs_leader": (NONE, last), "rvs_granted": (0, 1),
-            "rvs_error": (0, UNKNOWN_LEADER),
-            "bqe": (0, 1), "bqe_epoch": (0, E),
+            "rvs_error": (0, INVALID_REQUEST), "rvs_pre_vote": (0, 1),
+            "bqe": (0, 1), "bqe_epoch": (0, E), "bqe_resend": (0, 1),
             "fq": (0, 1), "fq_epoch": (0, E), "fq_offset": (0, L + 1), "fq_last_epoch": (0, E), "fq_observer": (0, 1),
             "fs": (0, OK), "fs_error": (0, UNKNOWN_LEADER), "fs_leader": (NONE, last), "fs_epoch": (0, E),
             "fs_hwm": (0, L + 1), "fs_div_epoch": (0, E), "fs_div_end": (0, L + 1), "fs_entry_cmd": (0, INIT_CLUSTER),
@@ -195,12 +212,14 @@ class QuorumState(Model):
             f("restarts", 0, s["max_restarts"], (), "aux_ctrs.restart_ctr"),
             f("crashes", 0, s["max_crashes"], (), "aux_ctrs.crash_ctr"),
             f("connectivity_changes", 0, s["max_connectivity_changes"], (), "net_connectivity_ctr"),
+            f("disruptions", 0, s["max_disruptive_election_triggers"], (), "aux_ctrs.disruptive_ctr (kip996)"),
         ]
         self.schema = Schema(fields)
 
     def initial_states(self) -> list[State]:
         """Init: server 1 leads epoch 1; every log holds the InitClusterCommand, committed."""
         n, L, v = len(self.S), self.log_capacity, len(self.V)
+        E = self.schema.by_name["epoch"].hi
         init = self.settings["init_cluster_size"]
 
         def sq(value: int) -> list[list[int]]:
@@ -217,11 +236,13 @@ class QuorumState(Model):
             state=[LEADER if s == 0 else FOLLOWER for s in self.S], voted_for=[NONE] * n, leader=[0] * n,
             pf=[0] * n, pf_dest=[NONE] * n, pf_epoch=[0] * n, pf_offset=[0] * n, pf_last_epoch=[0] * n,
             pf_observer=[0] * n, lfr=[0] * n, lfr_peer=[NONE] * n, lfr_error=[0] * n,
+            fetch_success=[1 if self.kip996 else 0] * n,
             pending_ack=[[0] * v for _ in self.S], votes_recv=sq(0), feo=sq(1),
             log_len=[1] * n, log_cmd=[list(first) for _ in self.S], log_epoch=[list(first_epoch) for _ in self.S],
             log_value=[[0] * L for _ in self.S], hwm=[1] * n,
             sent=[0] * v, pos_acked=[0] * v, neg_acked=[0] * v, connected=[1] * len(self.pairs),
-            restarts=0, crashes=0, connectivity_changes=0,
+            bqe_done=[[[0] * (E + 1) for _ in self.S] for _ in self.S],
+            restarts=0, crashes=0, connectivity_changes=0, disruptions=0,
         )
         for kind in KINDS:
             for name in kind.fields:
@@ -316,9 +337,23 @@ class QuorumState(Model):
         return self.pick(X, bad, self.illegal(), (VOTED, epoch, NONE, [0] * len(self.S), recipient))
 
     def to_unattached(self, s: StateView, X: Backend, a: int, epoch: Int, role: Int) -> Transition:
-        """TransitionToUnattached(a, epoch, role)."""
+        """TransitionToUnattached(a, epoch, role) (kip853)."""
         bad = X.and_(role == VOTER, epoch <= s.epoch[a])
         return self.pick(X, bad, self.illegal(), (UNATTACHED, epoch, NONE, [0] * len(self.S), NONE))
+
+    def to_unattached_with_leader(self, s: StateView, X: Backend, a: int, epoch: Int, leader_id: Int) -> Transition:
+        """TransitionToUnattached(a, epoch, leader_id) (kip996): the vote is kept in the same epoch."""
+        bad = X.or_(epoch < s.epoch[a], X.and_(epoch == s.epoch[a], s.state[a] != PROSPECTIVE))
+        ok = (UNATTACHED, epoch, leader_id, [0] * len(self.S), X.ite(epoch > s.epoch[a], NONE, s.voted_for[a]))
+        return self.pick(X, bad, self.illegal(), ok)
+
+    def is_voter(self, s: StateView, X: Backend, a: int) -> Bool:
+        """IsVoter(a) (kip996): alive and a member of its own configuration."""
+        return X.and_(s.state[a] != DEAD, s.cfg_members[a][a] == 1)
+
+    def is_observer(self, s: StateView, X: Backend, a: int) -> Bool:
+        """IsObserver(a) (kip996): alive and not a member of its own configuration."""
+        return X.and_(s.state[a] != DEAD, s.cfg_members[a][a] == 0)
 
     def to_follower(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Transition:
         """TransitionToFollower(a, leader_id, epoch)."""
@@ -329,31 +364,51 @@ class QuorumState(Model):
         return self.pick(X, bad, self.illegal(), ok)
 
     def to_leader(self, s: StateView, X: Backend, a: int) -> Transition:
-        """TransitionToLeader(a)."""
-        ok = (LEADER, s.epoch[a], a, [0] * len(self.S), s.voted_for[a])
+        """TransitionToLeader(a) (kip996: the vote is forgotten)."""
+        ok = (LEADER, s.epoch[a], a, [0] * len(self.S), NONE if self.kip996 else s.voted_for[a])
         return self.pick(X, s.state[a] != CANDIDATE, self.illegal(), ok)
 
     def to_resigned(self, s: StateView, X: Backend, a: int) -> Transition:
-        """TransitionToResigned(a)."""
-        ok = (RESIGNED, s.epoch[a], NONE, [0] * len(self.S), s.voted_for[a])
+        """TransitionToResigned(a) (kip996: it keeps itself as leader and forgets the vote)."""
+        ok = ((RESIGNED, s.epoch[a], a, [0] * len(self.S), NONE) if self.kip996
+              else (RESIGNED, s.epoch[a], NONE, [0] * len(self.S), s.voted_for[a]))
         return self.pick(X, s.state[a] != LEADER, self.illegal(), ok)
 
-    def to_candidate(self, s: StateView, a: int) -> Transition:
-        """TransitionToCandidate(a): it votes for itself."""
-        return (CANDIDATE, s.epoch[a] + 1, NONE, [1 if t == a else 0 for t in self.S], a)
+    def to_candidate(self, s: StateView, X: Backend, a: int) -> Transition:
+        """TransitionToCandidate(a): it votes for itself (kip996: only from Prospective)."""
+        ok = (CANDIDATE, s.epoch[a] + 1, NONE, [1 if t == a else 0 for t in self.S], a)
+        return self.pick(X, s.state[a] != PROSPECTIVE, self.illegal(), ok) if self.kip996 else ok
+
+    def to_prospective(self, s: StateView, X: Backend, a: int, epoch: Int) -> Transition:
+        """TransitionToProspective(a, epoch) (kip996): it keeps the leader it knows and its vote."""
+        bad = X.or_(s.state[a] == LEADER, s.state[a] == PROSPECTIVE)
+        ok = (PROSPECTIVE, epoch, s.leader[a], [1 if t == a else 0 for t in self.S], s.voted_for[a])
+        return self.pick(X, bad, self.illegal(), ok)
+
+    def add_vote(self, X: Backend, epoch: Int, state0: Transition, recipient: int, kind: int) -> Transition:
+        """TransitionToUnattachedAddVote / TransitionToProspectiveAddVote (kip996): the vote is
+        recorded (kind: UNATTACHED or PROSPECTIVE)."""
+        bad = X.or_(state0[1] != epoch, state0[0] != kind, state0[4] != NONE)
+        votes = [0] * len(self.S) if kind == UNATTACHED else state0[3]
+        return self.pick(X, bad, self.illegal(), (kind, epoch, state0[2], votes, recipient))
 
     def consistent_leader(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Bool:
         """HasConsistentLeader(a, leader_id, epoch)."""
-        me = X.or_(X.and_(s.epoch[a] == epoch, X.or_(s.role[a] == OBSERVER, s.state[a] == RESIGNED)),
-                   s.state[a] == LEADER)
+        if self.kip996:
+            quiet = X.or_(X.not_(self.is_voter(s, X, a)),
+                          *[s.state[a] == x for x in (RESIGNED, PROSPECTIVE, UNATTACHED)])
+        else:
+            quiet = X.or_(s.role[a] == OBSERVER, s.state[a] == RESIGNED)
+        me = X.or_(X.and_(s.epoch[a] == epoch, quiet), s.state[a] == LEADER)
         other = X.or_(epoch != s.epoch[a], leader_id == NONE, s.leader[a] == NONE, s.leader[a] == leader_id)
         return X.ite(leader_id == a, me, other)
 
     def maybe_transition(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Transition:
         """MaybeTransition(a, leader_id, epoch)."""
-        higher = self.pick(X, leader_id == NONE, self.to_unattached(s, X, a, epoch, s.role[a]),
-                           self.to_follower(s, X, a, leader_id, epoch))
-        learn = X.and_(leader_id != NONE, s.leader[a] == NONE, leader_id != a)
+        unattached = (self.to_unattached_with_leader(s, X, a, epoch, NONE) if self.kip996
+                      else self.to_unattached(s, X, a, epoch, s.role[a]))
+        higher = self.pick(X, leader_id == NONE, unattached, self.to_follower(s, X, a, leader_id, epoch))
+        learn = X.and_(leader_id != NONE, s.leader[a] == NONE, *([] if self.kip996 else [leader_id != a]))
         out = self.pick(X, learn, self.to_follower(s, X, a, leader_id, epoch), self.current(s, a))
         out = self.pick(X, epoch > s.epoch[a], higher, out)
         return self.pick(X, X.not_(self.consistent_leader(s, X, a, leader_id, epoch)), self.illegal(), out)
@@ -363,11 +418,14 @@ class QuorumState(Model):
         """MaybeHandleCommonResponse(a, leader_id, epoch, error): the record and `handled`."""
         stale = epoch < s.epoch[a]
         newer = X.or_(epoch > s.epoch[a], error == FENCED_LEADER_EPOCH, error == NOT_LEADER)
-        learn = X.and_(epoch == s.epoch[a], leader_id != NONE, s.leader[a] == NONE, leader_id != a)
+        learn = X.and_(epoch == s.epoch[a], leader_id != NONE, s.leader[a] == NONE,
+                       *([] if self.kip996 else [leader_id != a]))
         out = self.pick(X, learn, self.to_follower(s, X, a, leader_id, epoch), self.current(s, a))
         out = self.pick(X, newer, self.maybe_transition(s, X, a, leader_id, epoch), out)
         out = self.pick(X, stale, self.current(s, a), out)
-        return out, X.or_(stale, newer, learn)
+        # kip996: learning the leader of the same epoch without an error leaves the rest to the caller
+        learned = X.and_(learn, error != NIL_ERROR) if self.kip996 else learn
+        return out, X.or_(stale, newer, learned)
 
     def apply_state(self, a: int, t: Transition) -> Flat:
         """ApplyState(a, t)."""
@@ -382,7 +440,7 @@ class QuorumState(Model):
         """ResetFetchState(a)."""
         return {("pf", a): 0, ("pf_dest", a): NONE, ("pf_epoch", a): 0, ("pf_offset", a): 0,
                 ("pf_last_epoch", a): 0, ("pf_observer", a): 0, ("lfr", a): 0, ("lfr_peer", a): NONE,
-                ("lfr_error", a): 0}
+                ("lfr_error", a): 0, ("fetch_success", a): 0}
 
     def fail_pending_writes(self, s: StateView, X: Backend, a: int) -> Flat:
         """FailPendingWrites(a): its pending values are negatively acknowledged."""
