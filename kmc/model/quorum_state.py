@@ -139,7 +139,9 @@ class QuorumState(Model):
         self.pairs = [(a, b) for a in self.S for b in self.S if a < b]
         # slots per kind and ordered pair: one more than any configuration here fills (a test
         # checks that the last slot stays empty, so no message is ever lost to the bound)
-        self.capacity = {"rvq": 2, "rvs": 2, "bqe": 2, "fq": E + 1, "fs": E + 1}
+        fetches = E + 1 + s["max_restarts"]  # a restart forgets the pending fetch: one more may be sent
+        votes = 2 + s["max_restarts"] + s["max_disruptive_election_triggers"] + (1 if self.kip996 else 0)
+        self.capacity = {"rvq": votes, "rvs": votes, "bqe": 2, "fq": fetches, "fs": fetches}
         per_s, per_ss = (0,), (0, 1)
         last = n - 1
         v = len(self.V)
