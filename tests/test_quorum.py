@@ -122,3 +122,16 @@ def test_kip996_perturbations_match_tlc(name: str, settings: dict[str, int], sta
     result = run996(**settings)
     assert (result.distinct_states, result.depth) == (states, depth)
     assert violated(result) == {}
+
+
+def test_compare_shows_both_modes(run_kmc: Any) -> None:
+    """`kmc compare quorum`: kip853 and kip996 side by side; an invariant of one mode only is
+    "-" in the other's column."""
+    rc, out, err = run_kmc("compare", "quorum", "--quiet")
+    assert rc == 0, out + err
+    rows = {line.split("│")[1].strip(): [c.strip() for c in line.split("│")[2:4]]
+            for line in out.splitlines() if line.count("│") == 4}
+    assert rows["no-illegal-state"] == ["holds", "holds"]
+    assert rows["states-match-roles"] == ["holds", "-"]
+    assert rows["valid-roles-and-states"] == ["-", "holds"]
+    assert rows["distinct states"] == ["2,660", "20"]

@@ -140,8 +140,9 @@ class QuorumState(Model):
         # slots per kind and ordered pair: one more than any configuration here fills (a test
         # checks that the last slot stays empty, so no message is ever lost to the bound)
         fetches = E + 1 + s["max_restarts"]  # a restart forgets the pending fetch: one more may be sent
-        votes = 2 + s["max_restarts"] + s["max_disruptive_election_triggers"] + (1 if self.kip996 else 0)
-        self.capacity = {"rvq": votes, "rvs": votes, "bqe": 2, "fq": fetches, "fs": fetches}
+        # requests of several epochs may be in flight at once (a stale BeginQuorumEpoch stays)
+        votes = self.max_epoch + s["max_restarts"] + s["max_disruptive_election_triggers"] + (1 if self.kip996 else 0)
+        self.capacity = {"rvq": votes, "rvs": votes, "bqe": self.max_epoch + 1, "fq": fetches, "fs": fetches}
         per_s, per_ss = (0,), (0, 1)
         last = n - 1
         v = len(self.V)
