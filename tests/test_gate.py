@@ -58,7 +58,7 @@ def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     rc, out, err = run_kmc("gate", str(without_kraft(tmp_path)), "--quiet", "--junit", str(junit))
     assert rc == 0, out + err
-    assert "14 of 14 checks match" in out
+    assert "16 of 16 checks match" in out
     validate_junit(junit)
 
 
