@@ -1,5 +1,7 @@
 """KRaft's Raft quorum (the controllers' metadata log), at the level of the public TLA+
-specification Vanlightly/kafka-tlaplus kraft/kip_853 (KIP-853, dynamic voters).
+specifications Vanlightly/kafka-tlaplus kraft/kip_853 (KIP-853, dynamic voters; mode kip853)
+and kraft/kip_996 (KIP-996 pre-vote on top of it; mode kip996, its own actions in
+quorum_prevote.py).
 
 KRaft is Raft with pull replication: followers fetch from the leader, which answers with the
 next entry or a diverging epoch to truncate to; a candidate asks the voters for their votes
@@ -12,8 +14,8 @@ of Next; the message an action takes is its `slot` parameter (which of the messa
 kind from `peer` to `server`). The state and the shared operators are in quorum_state.py, the
 way states print in quorum_view.py; docs/quorum.md maps every field, action and invariant to
 the specification and gives the parity with TLC. Not modelled yet: StartNewServer,
-AcceptAddVoterRequest, AcceptRemoveVoterRequest (their limits only take 0) and the liveness
-actions (ResendBeginQuorumEpochRequest, TestLiveness).
+AcceptAddVoterRequest, AcceptRemoveVoterRequest (their limits only take 0) and liveness
+(TestLiveness = TRUE, kip853's ResendBeginQuorumEpochRequest).
 """
 
 from __future__ import annotations
