@@ -1,5 +1,5 @@
-"""The quorum model against TLC on the KRaft quorum specification (Vanlightly/kafka-tlaplus @
-823615e, kraft/kip_853).
+"""The quorum model against TLC on the KRaft quorum specifications (Vanlightly/kafka-tlaplus @
+823615e, kraft/kip_853 and kraft/kip_996).
 
 Independent source: TLC 2.20 with 1 worker (BFS), deadlock not checked, the configurations and
 figures in tests/reference/tlc-quorum.md (their .cfg files in tests/reference/tlc/quorum/).
