@@ -46,6 +46,7 @@ MODELS: dict[str, str] = {
     "idempotence": "kmc.model.idempotence:Idempotence",
     "transactions": "kmc.model.transactions:Transactions",
     "kraft": "kmc.model.kraft:Kraft",
+    "quorum": "kmc.model.quorum:Quorum",
 }
 
 

@@ -59,8 +59,8 @@ def test_the_three_interpretations_agree(name: str, settings: dict[str, Any]) ->
 
 def test_the_default_cases_cover_every_mode_choice_and_switch() -> None:
     """5 + 1 replication (with truncate_to_end_offset), 3 x 4 acks x 2 fetch, 2 idempotence,
-    2 x 2 transactions (with end_txn_in_flight), 3 kraft."""
-    assert len(CASES) == 10 + 24 + 2 + 4 + 3
+    2 x 2 transactions (with end_txn_in_flight), 3 kraft, 2 quorum."""
+    assert len(CASES) == 10 + 24 + 2 + 4 + 3 + 2
 
 
 def states_for(model: Model) -> int:

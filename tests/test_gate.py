@@ -58,7 +58,7 @@ def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     rc, out, err = run_kmc("gate", str(without_kraft(tmp_path)), "--quiet", "--junit", str(junit))
     assert rc == 0, out + err
-    assert "14 of 14 checks match" in out
+    assert "16 of 16 checks match" in out
     validate_junit(junit)
 
 
@@ -73,7 +73,12 @@ def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     checks = tomllib.loads(DOGFOOD.read_text())["check"]
     by = {(c["model"], c["settings"]["mode"]): c for c in checks if not c["settings"].get("end_txn_in_flight")}
     # every mode of every model, and transactions with EndTxn in flight
-    assert len(by) == 15 and len(checks) == 17
+    assert len(by) == 17 and len(checks) == 19
+    # tests/test_quorum.py (TLC on the KRaft quorum specs, tests/reference/tlc-quorum.md, runs
+    # q853-a and q996-a): every invariant holds
+    assert [by["quorum", m]["states"] for m in ("kip853", "kip996")] == [2660, 20]
+    for mode in ("kip853", "kip996"):
+        assert set(by["quorum", mode]["expect"].values()) == {"holds"}
     # tests/test_replication_verdicts.py (TLC on the published spec, tests/reference/tlc-replication.md
     # table B): strong-isr 9 steps in hw, 11 in kip101
     assert by["replication", "hw"]["expect"]["strong-isr"] == "violated 9"

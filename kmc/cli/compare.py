@@ -135,8 +135,9 @@ def print_matrix(title: str, results: list[CheckResult], labels: list[str]) -> N
     table.add_column("invariant")
     for label in labels:
         table.add_column(escape(label), justify="right")
-    for inv in results[0].invariants:
-        table.add_row(escape(inv), *[verdict_text(r.invariants[inv]) for r in results])
+    # modes may check different invariants (quorum's kip853 and kip996): "-" where a mode has none
+    for inv in dict.fromkeys(name for r in results for name in r.invariants):
+        table.add_row(escape(inv), *[verdict_text(r.invariants[inv]) if inv in r.invariants else "-" for r in results])
     table.add_section()
     table.add_row("distinct states", *[f"{r.distinct_states:,}" for r in results])
     table.add_row("depth", *[str(r.depth) for r in results])

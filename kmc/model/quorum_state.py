@@ -1,0 +1,526 @@
+"""The `quorum` model's state and the specification's operators (kraft_kip_853_functions).
+
+The state is what the specification's VIEW keeps (server variables, votes, follower end
+offsets, logs, high watermarks, the invariant variables, the messages in flight and the
+connectivity), laid out as bounded int fields, plus the limit counters the actions read
+(aux_ctrs and net_connectivity_ctr, which the VIEW drops: tests/reference/tlc-quorum.md gives
+TLC's figures with them kept). Servers are 0-based (the specification's 1..n); a set of
+servers is 0/1 flags; a log is per-offset command, epoch and value; a function whose domain
+can shrink (flwr_end_offset) holds -1 outside its domain.
+
+Messages are a set, as in the specification: for each kind and each (source, destination)
+pair, `capacity` slots holding the messages in a canonical order (greatest first by their
+fields, empty slots last), so that two equal sets are one state. docs/quorum.md maps every
+field to the specification's variable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from kmc.errors import BadInput
+from kmc.model.core import NONE, Backend, Bool, Domain, Field, Int, Model, Option, Schema, State, StateView
+from kmc.model.effects import Flat
+
+MODES = {
+    "kip853": "KRaft with KIP-853 dynamic voters (Vanlightly/kafka-tlaplus kraft/kip_853)",
+    "kip996": "KIP-853 with KIP-996 pre-vote: the Prospective state (Vanlightly/kafka-tlaplus kraft/kip_996)",
+}
+
+# state[s]
+UNATTACHED, FOLLOWER, CANDIDATE, LEADER, VOTED, RESIGNED, DEAD, ILLEGAL, PROSPECTIVE = range(9)
+STATE = ("Unattached", "Follower", "Candidate", "Leader", "Voted", "Resigned", "DeadNoState", "IllegalState",
+         "Prospective")
+# role[s]
+NIL_ROLE, VOTER, OBSERVER = 0, 1, 2
+ROLE = ("Nil", "Voter", "Observer")
+# error codes (Nil: none)
+NIL_ERROR, FENCED_LEADER_EPOCH, NOT_LEADER, UNKNOWN_LEADER, INVALID_REQUEST = 0, 1, 2, 3, 4
+ERROR = ("Nil", "FencedLeaderEpoch", "NotLeader", "UnknownLeader", "InvalidRequest")
+# FetchResponse.result (0: the slot is empty)
+NOT_OK, DIVERGING, OK = 1, 2, 3
+RESULT = ("-", "NotOk", "Diverging", "Ok")
+# log entry commands (0: no entry)
+LEADER_CHANGE, APPEND, INIT_CLUSTER = 1, 2, 3
+COMMAND = ("-", "LeaderChangeRecord", "AppendCommand", "InitClusterCommand")
+
+
+def server_name(s: int) -> str:
+    """Servers as the specification numbers them: 1, 2, ... (or Nil)."""
+    return "Nil" if s == NONE else f"s{s + 1}"
+
+
+SERVER = Domain(lambda m: m.S, server_name)
+VALUE = Domain(lambda m: m.V, lambda v: f"v{v + 1}")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A message type: its slot fields' names (the first says whether the slot holds a
+    message: nonzero) in the order that sorts a pair's slots."""
+
+    name: str
+    fields: tuple[str, ...]
+
+
+REQUEST_VOTE = Kind("rvq", ("rvq", "rvq_epoch", "rvq_last_epoch", "rvq_last_offset", "rvq_pre_vote"))
+VOTE_RESPONSE = Kind("rvs", ("rvs", "rvs_epoch", "rvs_leader", "rvs_granted", "rvs_error", "rvs_pre_vote"))
+BEGIN_QUORUM = Kind("bqe", ("bqe", "bqe_epoch", "bqe_resend"))
+FETCH = Kind("fq", ("fq", "fq_epoch", "fq_offset", "fq_last_epoch", "fq_observer"))
+FETCH_RESPONSE = Kind("fs", ("fs", "fs_error", "fs_leader", "fs_epoch", "fs_hwm", "fs_div_epoch", "fs_div_end",
+                             "fs_entry_cmd", "fs_entry_epoch", "fs_entry_value", "fs_corr_epoch", "fs_corr_offset",
+                             "fs_corr_last_epoch", "fs_corr_observer"))
+KINDS = (REQUEST_VOTE, VOTE_RESPONSE, BEGIN_QUORUM, FETCH, FETCH_RESPONSE)
+
+# a transition record: (state, epoch, leader, votes_recv flags, voted_for)
+Transition = tuple[Int, Int, Int, list[Int], Int]
+
+
+class QuorumState(Model):
+    """Options, schema, initial state and the specification's operators (no actions)."""
+
+    summary = "KRaft's Raft quorum with dynamic voters and pre-vote (TLA+ spec Vanlightly/kafka-tlaplus kraft)"
+    modes = MODES
+    options = (
+        Option("mode", "kip853", "protocol variant", choices=tuple(MODES)),
+        Option("hosts", 2, "|Hosts|", min=1, max=3),
+        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=3),
+        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=3),
+        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=3),
+        Option("max_epoch", 2, "MaxEpoch", min=1, max=4),
+        Option("values", 1, "|Value|: the values clients may write", min=1, max=2),
+        Option("max_values_per_epoch", 1, "MaxValuesPerEpoch", min=0, max=2),
+        Option("max_restarts", 0, "MaxRestarts: restarts keeping state", min=0, max=2),
+        Option("max_crashes", 0, "MaxCrashes (kip996: MaxPermCrashes): crashes losing state", min=0, max=1),
+        Option("max_add_reconfigs", 0, "MaxAddReconfigs (only 0: AddVoter is not modelled yet)", min=0, max=0),
+        Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs (only 0: RemoveVoter is not modelled yet)",
+               min=0, max=0),
+        Option("max_spawned_servers", 2, "MaxSpawnedServers (only InitClusterSize: StartNewServer is not "
+               "modelled yet)", min=1, max=3),
+        Option("max_connectivity_changes", 0, "MaxConnectivityChanges", min=0, max=2),
+        Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
+        Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
+               "and resignations with no cause", min=0, max=2),
+    )
+
+    def _validate(self) -> None:
+        s = self.settings
+        if not s["min_cluster_size"] <= s["init_cluster_size"] <= s["max_cluster_size"]:
+            raise BadInput(f"need --min-cluster-size ({s['min_cluster_size']}) <= --init-cluster-size "
+                           f"({s['init_cluster_size']}) <= --max-cluster-size ({s['max_cluster_size']})")
+        if s["hosts"] < s["init_cluster_size"]:
+            raise BadInput(f"--hosts ({s['hosts']}) must be at least --init-cluster-size ({s['init_cluster_size']})")
+        only = ("max_disruptive_election_triggers", "kip996") if s["mode"] == "kip853" else \
+            ("max_disconnected_pairs", "kip853")
+        if s[only[0]] != 0:
+            raise BadInput(f"--{only[0].replace('_', '-')} is a constant of mode {only[1]} only (got {s[only[0]]} "
+                           f"with --mode {s['mode']})")
+        if s["max_spawned_servers"] != s["init_cluster_size"]:
+            raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must equal --init-cluster-size "
+                           f"({s['init_cluster_size']}): StartNewServer is not modelled yet")
+
+    # -- layout ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        s = self.settings
+        n = s["max_spawned_servers"]
+        self.S = range(n)
+        self.V = range(s["values"])
+        self.kip996 = self.mode == "kip996"
+        self.max_epoch: int = s["max_epoch"]
+        # kip996: a resigned leader of MaxEpoch times out to Unattached in the epoch above
+        E = self.max_epoch + 1 if self.kip996 else self.max_epoch
+        self.values_per_epoch: int = s["max_values_per_epoch"]
+        # a log: the InitClusterCommand, a LeaderChangeRecord per epoch after the first, the values
+        self.log_capacity = self.max_epoch + min(len(self.V), self.max_epoch * self.values_per_epoch)
+        L = self.log_capacity
+        self.O = range(L)
+        self.pairs = [(a, b) for a in self.S for b in self.S if a < b]
+        # slots per kind and ordered pair: one more than any configuration here fills (a test
+        # checks that the last slot stays empty, so no message is ever lost to the bound)
+        fetches = E + 1 + s["max_restarts"]  # a restart forgets the pending fetch: one more may be sent
+        # requests of several epochs may be in flight at once (a stale BeginQuorumEpoch stays)
+        votes = self.max_epoch + s["max_restarts"] + s["max_disruptive_election_triggers"] + (1 if self.kip996 else 0)
+        self.capacity = {"rvq": votes, "rvs": votes, "bqe": self.max_epoch + 1, "fq": fetches, "fs": fetches}
+        per_s, per_ss = (0,), (0, 1)
+        last = n - 1
+        v = len(self.V)
+
+        def f(name: str, lo: int, hi: int, shape: tuple[int, ...] = (), doc: str = "",
+              axes: tuple[int, ...] = (), holds: bool = False) -> Field:
+            return Field(name, lo=lo, hi=hi, shape=shape, doc=doc, replica_axes=axes, holds_replica=holds)
+
+        fields = [
+            # serverVars
+            f("cfg_id", 0, 1, (n,), "config[s].id", per_s),
+            f("cfg_members", 0, 1, (n, n), "config[s].members", per_ss),
+            f("cfg_committed", 0, 1, (n,), "config[s].committed", per_s),
+            f("epoch", 0, E, (n,), "current_epoch[s]", per_s),
+            f("role", 0, OBSERVER, (n,), "role[s]: 0 Nil, 1 Voter, 2 Observer", per_s),
+            f("state", 0, PROSPECTIVE, (n,), "state[s]", per_s),
+            f("voted_for", NONE, last, (n,), "voted_for[s] (-1: Nil)", per_s, True),
+            f("leader", NONE, last, (n,), "leader[s] (-1: Nil)", per_s, True),
+            f("pf", 0, 1, (n,), "fetch_state[s].pending_fetch # Nil", per_s),
+            f("pf_dest", NONE, last, (n,), "pending_fetch.dest", per_s, True),
+            f("pf_epoch", 0, E, (n,), "pending_fetch.epoch", per_s),
+            f("pf_offset", 0, L + 1, (n,), "pending_fetch.fetch_offset", per_s),
+            f("pf_last_epoch", 0, E, (n,), "pending_fetch.last_fetched_epoch", per_s),
+            f("pf_observer", 0, 1, (n,), "pending_fetch.observer", per_s),
+            f("lfr", 0, 1, (n,), "fetch_state[s].last_fetch_res # Nil", per_s),
+            f("lfr_peer", NONE, last, (n,), "last_fetch_res.peer", per_s, True),
+            f("lfr_error", 0, INVALID_REQUEST, (n,), "last_fetch_res.error", per_s),
+            f("fetch_success", 0, 1, (n,), "fetch_state[s].has_fetch_success (kip996; 0 in kip853)", per_s),
+            f("pending_ack", 0, 1, (n, v), "pending_ack[s]", per_s),
+            # candidateVars, leaderVars
+            f("votes_recv", 0, 1, (n, n), "votes_recv[s]", per_ss),
+            f("feo", NONE, L, (n, n), "flwr_end_offset[s][t] (-1: t not in its domain)", per_ss),
+            # logVars
+            f("log_len", 0, L, (n,), "Len(log[s])", per_s),
+            f("log_cmd", 0, INIT_CLUSTER, (n, L), "log[s][o].command (0: none)", per_s),
+            f("log_epoch", 0, E, (n, L), "log[s][o].epoch", per_s),
+            f("log_value", 0, v - 1, (n, L), "log[s][o].value: the value of an AppendCommand, else 0", per_s),
+            f("hwm", 0, L, (n,), "hwm[s]", per_s),
+            # invVars
+            f("sent", 0, 1, (v,), "inv_sent"),
+            f("pos_acked", 0, 1, (v,), "inv_pos_acked"),
+            f("neg_acked", 0, 1, (v,), "inv_neg_acked"),
+            # NetworkView: connectivity (pairs a < b in order) and the messages
+            f("connected", 0, 1, (len(self.pairs),), "net_connectivity[{a, b}]"),
+            # kip996's ResendBeginQuorumEpochRequest reads net_messages_processed: which epochs'
+            # BeginQuorumEpoch requests a server processed
+            f("bqe_done", 0, 1, (n, n, E + 1), "a BeginQuorumEpochRequest source -> dest of epoch e was processed",
+              per_ss),
+        ]
+        ranges = {
+            "rvq": (0, 1), "rvq_epoch": (0, E), "rvq_last_epoch": (0, E), "rvq_last_offset": (0, L),
+            "rvq_pre_vote": (0, 1),
+            "rvs": (0, 1), "rvs_epoch": (0, E), "rvs_leader": (NONE, last), "rvs_granted": (0, 1),
+            "rvs_error": (0, INVALID_REQUEST), "rvs_pre_vote": (0, 1),
+            "bqe": (0, 1), "bqe_epoch": (0, E), "bqe_resend": (0, 1),
+            "fq": (0, 1), "fq_epoch": (0, E), "fq_offset": (0, L + 1), "fq_last_epoch": (0, E), "fq_observer": (0, 1),
+            "fs": (0, OK), "fs_error": (0, UNKNOWN_LEADER), "fs_leader": (NONE, last), "fs_epoch": (0, E),
+            "fs_hwm": (0, L + 1), "fs_div_epoch": (0, E), "fs_div_end": (0, L + 1), "fs_entry_cmd": (0, INIT_CLUSTER),
+            "fs_entry_epoch": (0, E), "fs_entry_value": (0, v - 1), "fs_corr_epoch": (0, E),
+            "fs_corr_offset": (0, L + 1), "fs_corr_last_epoch": (0, E), "fs_corr_observer": (0, 1),
+        }
+        for kind in KINDS:
+            k = self.capacity[kind.name]
+            for name in kind.fields:
+                lo, hi = ranges[name]
+                holds = name.endswith("_leader")
+                fields.append(f(name, lo, hi, (n, n, k), f"{kind.name} messages source -> dest, slot", per_ss, holds))
+        fields += [
+            # the limit counters the actions read (not in the VIEW)
+            f("restarts", 0, s["max_restarts"], (), "aux_ctrs.restart_ctr"),
+            f("crashes", 0, s["max_crashes"], (), "aux_ctrs.crash_ctr"),
+            f("connectivity_changes", 0, s["max_connectivity_changes"], (), "net_connectivity_ctr"),
+            f("disruptions", 0, s["max_disruptive_election_triggers"], (), "aux_ctrs.disruptive_ctr (kip996)"),
+        ]
+        self.schema = Schema(fields)
+
+    def initial_states(self) -> list[State]:
+        """Init: server 1 leads epoch 1; every log holds the InitClusterCommand, committed."""
+        n, L, v = len(self.S), self.log_capacity, len(self.V)
+        E = self.schema.by_name["epoch"].hi
+        init = self.settings["init_cluster_size"]
+
+        def sq(value: int) -> list[list[int]]:
+            return [[value] * n for _ in self.S]
+
+        def slots(kind: Kind, value: int) -> list[list[list[int]]]:
+            return [[[value] * self.capacity[kind.name] for _ in self.S] for _ in self.S]
+
+        first = [INIT_CLUSTER] + [0] * (L - 1)
+        first_epoch = [1] + [0] * (L - 1)
+        values: dict[str, Any] = dict(
+            cfg_id=[1] * n, cfg_members=[[1 if t < init else 0 for t in self.S] for _ in self.S],
+            cfg_committed=[1] * n, epoch=[1] * n, role=[VOTER] * n,
+            state=[LEADER if s == 0 else FOLLOWER for s in self.S], voted_for=[NONE] * n, leader=[0] * n,
+            pf=[0] * n, pf_dest=[NONE] * n, pf_epoch=[0] * n, pf_offset=[0] * n, pf_last_epoch=[0] * n,
+            pf_observer=[0] * n, lfr=[0] * n, lfr_peer=[NONE] * n, lfr_error=[0] * n,
+            fetch_success=[1 if self.kip996 else 0] * n,
+            pending_ack=[[0] * v for _ in self.S], votes_recv=sq(0), feo=sq(1),
+            log_len=[1] * n, log_cmd=[list(first) for _ in self.S], log_epoch=[list(first_epoch) for _ in self.S],
+            log_value=[[0] * L for _ in self.S], hwm=[1] * n,
+            sent=[0] * v, pos_acked=[0] * v, neg_acked=[0] * v, connected=[1] * len(self.pairs),
+            bqe_done=[[[0] * (E + 1) for _ in self.S] for _ in self.S],
+            restarts=0, crashes=0, connectivity_changes=0, disruptions=0,
+        )
+        for kind in KINDS:
+            for name in kind.fields:
+                values[name] = slots(kind, NONE if name.endswith("_leader") else 0)
+        return [self.schema.state(**values)]
+
+    # -- sets, logs ------------------------------------------------------------------------
+
+    def card(self, X: Backend, flags: Sequence[Int]) -> Int:
+        """Cardinality of a set of servers (or values)."""
+        return X.count([x == 1 for x in flags])
+
+    def is_quorum(self, X: Backend, subset: Sequence[Bool], members: Sequence[Int]) -> Bool:
+        """subset \\in Quorum(members): a subset of the members with more than half of them."""
+        inside = X.all([X.implies(subset[t], members[t] == 1) for t in self.S])
+        return X.and_(inside, 2 * X.count(list(subset)) > self.card(X, members))
+
+    def last_epoch(self, s: StateView, X: Backend, a: int) -> Int:
+        """LastEpoch(log[a])."""
+        value: Int = 0
+        for o in self.O:
+            value = X.ite(s.log_len[a] == o + 1, s.log_epoch[a][o], value)
+        return value
+
+    def has(self, s: StateView, a: int, o: int) -> Bool:
+        """offset o + 1 \\in DOMAIN log[a]."""
+        return o < s.log_len[a]
+
+    def end_offset_for_epoch(self, s: StateView, X: Backend, a: int, epoch: Int) -> tuple[Int, Int]:
+        """EndOffsetForEpoch: the highest offset of a's log with an epoch <= epoch, and that
+        epoch; (0, 0) when none."""
+        offset: Int = 0
+        at: Int = 0
+        for o in self.O:
+            hit = X.and_(self.has(s, a, o), s.log_epoch[a][o] <= epoch)
+            offset = X.ite(hit, o + 1, offset)
+            at = X.ite(hit, s.log_epoch[a][o], at)
+        return offset, at
+
+    def valid_fetch_position(self, s: StateView, X: Backend, a: int, fetch_offset: Int, last_epoch: Int) -> Bool:
+        """ValidFetchPosition: the follower's position is consistent with a's log."""
+        end, at = self.end_offset_for_epoch(s, X, a, last_epoch)
+        return X.or_(fetch_offset == 1, X.and_(fetch_offset <= end + 1, last_epoch == at))
+
+    def highest_common_offset(self, s: StateView, X: Backend, a: int, end_offset: Int, epoch: Int) -> Int:
+        """HighestCommonOffset(a, end_offset, epoch).offset: the highest entry of a's log at or
+        below (end_offset, epoch), epoch first; 0 when none."""
+        offset: Int = 0
+        for o in self.O:
+            below = X.or_(s.log_epoch[a][o] < epoch, X.and_(s.log_epoch[a][o] == epoch, o + 1 <= end_offset))
+            offset = X.ite(X.and_(self.has(s, a, o), below), o + 1, offset)
+        return offset
+
+    def appended(self, a: int, length: Int, X: Backend, cmd: Int, epoch: Int, value: Int, s: StateView) -> Flat:
+        """Append(log[a], entry): the entry at offset length + 1."""
+        out: Flat = {("log_len", a): length + 1}
+        for o in self.O:
+            here = length == o
+            out[("log_cmd", a, o)] = X.ite(here, cmd, s.log_cmd[a][o])
+            out[("log_epoch", a, o)] = X.ite(here, epoch, s.log_epoch[a][o])
+            out[("log_value", a, o)] = X.ite(here, value, s.log_value[a][o])
+        return out
+
+    def truncated(self, s: StateView, X: Backend, a: int, length: Int) -> Flat:
+        """log[a] cut to its first `length` entries."""
+        out: Flat = {("log_len", a): length}
+        for o in self.O:
+            keep = o < length
+            out[("log_cmd", a, o)] = X.ite(keep, s.log_cmd[a][o], 0)
+            out[("log_epoch", a, o)] = X.ite(keep, s.log_epoch[a][o], 0)
+            out[("log_value", a, o)] = X.ite(keep, s.log_value[a][o], 0)
+        return out
+
+    # -- server state transitions (Transition* of the functions module) ------------------
+
+    def current(self, s: StateView, a: int) -> Transition:
+        """NoTransition(a)."""
+        return (s.state[a], s.epoch[a], s.leader[a], list(s.votes_recv[a]), s.voted_for[a])
+
+    def illegal(self) -> Transition:
+        """SetIllegalState."""
+        return (ILLEGAL, 0, NONE, [0] * len(self.S), NONE)
+
+    def pick(self, X: Backend, cond: Bool, a: Transition, b: Transition) -> Transition:
+        """IF cond THEN a ELSE b, on transition records."""
+        return (X.ite(cond, a[0], b[0]), X.ite(cond, a[1], b[1]), X.ite(cond, a[2], b[2]),
+                [X.ite(cond, x, y) for x, y in zip(a[3], b[3])], X.ite(cond, a[4], b[4]))
+
+    def to_voted(self, X: Backend, epoch: Int, state0: Transition, recipient: int) -> Transition:
+        """TransitionToVoted(epoch, state0, recipient)."""
+        bad = X.and_(state0[1] == epoch, state0[0] != UNATTACHED)
+        return self.pick(X, bad, self.illegal(), (VOTED, epoch, NONE, [0] * len(self.S), recipient))
+
+    def to_unattached(self, s: StateView, X: Backend, a: int, epoch: Int, role: Int) -> Transition:
+        """TransitionToUnattached(a, epoch, role) (kip853)."""
+        bad = X.and_(role == VOTER, epoch <= s.epoch[a])
+        return self.pick(X, bad, self.illegal(), (UNATTACHED, epoch, NONE, [0] * len(self.S), NONE))
+
+    def to_unattached_with_leader(self, s: StateView, X: Backend, a: int, epoch: Int, leader_id: Int) -> Transition:
+        """TransitionToUnattached(a, epoch, leader_id) (kip996): the vote is kept in the same epoch."""
+        bad = X.or_(epoch < s.epoch[a], X.and_(epoch == s.epoch[a], s.state[a] != PROSPECTIVE))
+        ok = (UNATTACHED, epoch, leader_id, [0] * len(self.S), X.ite(epoch > s.epoch[a], NONE, s.voted_for[a]))
+        return self.pick(X, bad, self.illegal(), ok)
+
+    def is_voter(self, s: StateView, X: Backend, a: int) -> Bool:
+        """IsVoter(a) (kip996): alive and a member of its own configuration."""
+        return X.and_(s.state[a] != DEAD, s.cfg_members[a][a] == 1)
+
+    def is_observer(self, s: StateView, X: Backend, a: int) -> Bool:
+        """IsObserver(a) (kip996): alive and not a member of its own configuration."""
+        return X.and_(s.state[a] != DEAD, s.cfg_members[a][a] == 0)
+
+    def to_follower(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Transition:
+        """TransitionToFollower(a, leader_id, epoch)."""
+        bad = X.or_(leader_id == a,
+                    X.and_(s.epoch[a] == epoch, X.or_(s.state[a] == FOLLOWER, s.state[a] == LEADER)),
+                    epoch < s.epoch[a])
+        ok = (FOLLOWER, epoch, leader_id, [0] * len(self.S), X.ite(epoch > s.epoch[a], NONE, s.voted_for[a]))
+        return self.pick(X, bad, self.illegal(), ok)
+
+    def to_leader(self, s: StateView, X: Backend, a: int) -> Transition:
+        """TransitionToLeader(a) (kip996: the vote is forgotten)."""
+        ok = (LEADER, s.epoch[a], a, [0] * len(self.S), NONE if self.kip996 else s.voted_for[a])
+        return self.pick(X, s.state[a] != CANDIDATE, self.illegal(), ok)
+
+    def to_resigned(self, s: StateView, X: Backend, a: int) -> Transition:
+        """TransitionToResigned(a) (kip996: it keeps itself as leader and forgets the vote)."""
+        ok = ((RESIGNED, s.epoch[a], a, [0] * len(self.S), NONE) if self.kip996
+              else (RESIGNED, s.epoch[a], NONE, [0] * len(self.S), s.voted_for[a]))
+        return self.pick(X, s.state[a] != LEADER, self.illegal(), ok)
+
+    def to_candidate(self, s: StateView, X: Backend, a: int) -> Transition:
+        """TransitionToCandidate(a): it votes for itself (kip996: only from Prospective)."""
+        ok = (CANDIDATE, s.epoch[a] + 1, NONE, [1 if t == a else 0 for t in self.S], a)
+        return self.pick(X, s.state[a] != PROSPECTIVE, self.illegal(), ok) if self.kip996 else ok
+
+    def to_prospective(self, s: StateView, X: Backend, a: int, epoch: Int) -> Transition:
+        """TransitionToProspective(a, epoch) (kip996): it keeps the leader it knows and its vote."""
+        bad = X.or_(s.state[a] == LEADER, s.state[a] == PROSPECTIVE)
+        ok = (PROSPECTIVE, epoch, s.leader[a], [1 if t == a else 0 for t in self.S], s.voted_for[a])
+        return self.pick(X, bad, self.illegal(), ok)
+
+    def add_vote(self, X: Backend, epoch: Int, state0: Transition, recipient: int, kind: int) -> Transition:
+        """TransitionToUnattachedAddVote / TransitionToProspectiveAddVote (kip996): the vote is
+        recorded (kind: UNATTACHED or PROSPECTIVE)."""
+        bad = X.or_(state0[1] != epoch, state0[0] != kind, state0[4] != NONE)
+        votes = [0] * len(self.S) if kind == UNATTACHED else state0[3]
+        return self.pick(X, bad, self.illegal(), (kind, epoch, state0[2], votes, recipient))
+
+    def consistent_leader(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Bool:
+        """HasConsistentLeader(a, leader_id, epoch)."""
+        if self.kip996:
+            quiet = X.or_(X.not_(self.is_voter(s, X, a)),
+                          *[s.state[a] == x for x in (RESIGNED, PROSPECTIVE, UNATTACHED)])
+        else:
+            quiet = X.or_(s.role[a] == OBSERVER, s.state[a] == RESIGNED)
+        me = X.or_(X.and_(s.epoch[a] == epoch, quiet), s.state[a] == LEADER)
+        other = X.or_(epoch != s.epoch[a], leader_id == NONE, s.leader[a] == NONE, s.leader[a] == leader_id)
+        return X.ite(leader_id == a, me, other)
+
+    def maybe_transition(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Transition:
+        """MaybeTransition(a, leader_id, epoch)."""
+        unattached = (self.to_unattached_with_leader(s, X, a, epoch, NONE) if self.kip996
+                      else self.to_unattached(s, X, a, epoch, s.role[a]))
+        higher = self.pick(X, leader_id == NONE, unattached, self.to_follower(s, X, a, leader_id, epoch))
+        learn = X.and_(leader_id != NONE, s.leader[a] == NONE, *([] if self.kip996 else [leader_id != a]))
+        out = self.pick(X, learn, self.to_follower(s, X, a, leader_id, epoch), self.current(s, a))
+        out = self.pick(X, epoch > s.epoch[a], higher, out)
+        return self.pick(X, X.not_(self.consistent_leader(s, X, a, leader_id, epoch)), self.illegal(), out)
+
+    def common_response(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int,
+                        error: Int) -> tuple[Transition, Bool]:
+        """MaybeHandleCommonResponse(a, leader_id, epoch, error): the record and `handled`."""
+        stale = epoch < s.epoch[a]
+        newer = X.or_(epoch > s.epoch[a], error == FENCED_LEADER_EPOCH, error == NOT_LEADER)
+        learn = X.and_(epoch == s.epoch[a], leader_id != NONE, s.leader[a] == NONE,
+                       *([] if self.kip996 else [leader_id != a]))
+        out = self.pick(X, learn, self.to_follower(s, X, a, leader_id, epoch), self.current(s, a))
+        out = self.pick(X, newer, self.maybe_transition(s, X, a, leader_id, epoch), out)
+        out = self.pick(X, stale, self.current(s, a), out)
+        # kip996: learning the leader of the same epoch without an error leaves the rest to the caller
+        learned = X.and_(learn, error != NIL_ERROR) if self.kip996 else learn
+        return out, X.or_(stale, newer, learned)
+
+    def apply_state(self, a: int, t: Transition) -> Flat:
+        """ApplyState(a, t)."""
+        out: Flat = {("state", a): t[0], ("epoch", a): t[1], ("leader", a): t[2], ("voted_for", a): t[4]}
+        for u in self.S:
+            out[("votes_recv", a, u)] = t[3][u]
+        return out
+
+    # -- fetch state, pending writes, follower end offsets -------------------------------
+
+    def reset_fetch_state(self, a: int) -> Flat:
+        """ResetFetchState(a)."""
+        return {("pf", a): 0, ("pf_dest", a): NONE, ("pf_epoch", a): 0, ("pf_offset", a): 0,
+                ("pf_last_epoch", a): 0, ("pf_observer", a): 0, ("lfr", a): 0, ("lfr_peer", a): NONE,
+                ("lfr_error", a): 0, ("fetch_success", a): 0}
+
+    def fail_pending_writes(self, s: StateView, X: Backend, a: int) -> Flat:
+        """FailPendingWrites(a): its pending values are negatively acknowledged."""
+        out: Flat = {}
+        for v in self.V:
+            out[("pending_ack", a, v)] = 0
+            out[("neg_acked", v)] = X.ite(s.pending_ack[a][v] == 1, 1, s.neg_acked[v])
+        return out
+
+    def reset_end_offsets(self, a: int, members: Sequence[Bool] | None, s: StateView, X: Backend) -> Flat:
+        """ResetFollowerEndOffsetMap(a, members): 0 for the members, outside the domain else;
+        members None: the current domain."""
+        out: Flat = {}
+        for t in self.S:
+            inside = s.feo[a][t] != NONE if members is None else members[t]
+            out[("feo", a, t)] = X.ite(inside, 0, NONE)
+        return out
+
+    # -- connectivity -------------------------------------------------------------------
+
+    def pair_index(self, a: int, b: int) -> int:
+        return self.pairs.index((min(a, b), max(a, b)))
+
+    def connected(self, s: StateView, a: int, b: int) -> Bool | bool:
+        """Connected(a, b)."""
+        return True if a == b else s.connected[self.pair_index(a, b)] == 1
+
+    # -- messages: a sorted set of slots per kind and (source, dest) ------------------------
+
+    def slot(self, s: StateView, kind: Kind, src: int, dst: int, k: int) -> list[Int]:
+        return [getattr(s, name)[src][dst][k] for name in kind.fields]
+
+    def empty(self, kind: Kind) -> list[int]:
+        return [NONE if name.endswith("_leader") else 0 for name in kind.fields]
+
+    def greater(self, X: Backend, a: Sequence[Int], b: Sequence[Int]) -> Bool:
+        """a > b, lexicographically over the slot fields."""
+        gt: Bool = a[-1] > b[-1]
+        for x, y in zip(reversed(a[:-1]), reversed(b[:-1])):
+            gt = X.or_(x > y, X.and_(x == y, gt))
+        return gt
+
+    def write_slots(self, kind: Kind, src: int, dst: int, slots: Sequence[Sequence[Any]]) -> Flat:
+        out: Flat = {}
+        for k, values in enumerate(slots):
+            for name, value in zip(kind.fields, values):
+                out[(name, src, dst, k)] = value
+        return out
+
+    def send(self, s: StateView, X: Backend, kind: Kind, src: int, dst: int, msg: Sequence[Int],
+             cond: Bool | bool = True) -> Flat:
+        """Send(m) (when cond): m joins the set of messages when dst and src are connected."""
+        cap = self.capacity[kind.name]
+        old = [self.slot(s, kind, src, dst, k) for k in range(cap)]
+        dup = X.any([X.all([x == y for x, y in zip(o, msg)]) for o in old])
+        gt = [self.greater(X, o, msg) for o in old]
+        new = []
+        for k in range(cap):
+            shifted = msg if k == 0 else [X.ite(gt[k - 1], m, p) for m, p in zip(msg, old[k - 1])]
+            new.append([X.ite(gt[k], o, sh) for o, sh in zip(old[k], shifted)])
+        go = X.and_(cond, self.connected(s, dst, src), X.not_(dup))
+        return self.write_slots(kind, src, dst, [[X.ite(go, x, o) for x, o in zip(nk, ok)]
+                                                 for nk, ok in zip(new, old)])
+
+    def discard(self, s: StateView, X: Backend, kind: Kind, src: int, dst: int, k: int) -> Flat:
+        """Discard(m) for the message in slot k: the slots after it move up."""
+        cap = self.capacity[kind.name]
+        old = [self.slot(s, kind, src, dst, j) for j in range(cap)]
+        new = old[:k] + old[k + 1:] + [self.empty(kind)]
+        return self.write_slots(kind, src, dst, new)
+
+    def drop_pair(self, s: StateView, X: Backend, a: int, b: int, cond: Bool | bool = True) -> Flat:
+        """Drop every message between a and b (either way) when cond."""
+        out: Flat = {}
+        for kind in KINDS:
+            for src, dst in ((a, b), (b, a)):
+                for k in range(self.capacity[kind.name]):
+                    for name, blank in zip(kind.fields, self.empty(kind)):
+                        out[(name, src, dst, k)] = X.ite(cond, blank, getattr(s, name)[src][dst][k])
+        return out
