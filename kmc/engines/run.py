@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
+from kmc.engines.compiled import engine as compiled_engine
 from kmc.engines.explicit import bfs, dfs
 from kmc.engines.spark import engine as spark_engine
 from kmc.engines.symbolic import bmc
@@ -30,6 +31,8 @@ Engine = Callable[..., CheckResult]
 
 ENGINES: dict[str, tuple[Engine, str]] = {
     "vector": (vector_engine.check, "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"),
+    "compiled": (compiled_engine.check, "the vector engine with the model compiled to native kernels (LLVM): same "
+                 "results, faster on wide models"),
     "scalar": (bfs.check, "breadth-first, one state at a time: the reference; shortest counterexamples"),
     "dfs": (dfs.check, "depth-first, one state at a time: for deep, narrow models; traces not shortest"),
     "spark": (spark_engine.check, "breadth-first on Spark executors (--master, default local[*]): same results as vector"),

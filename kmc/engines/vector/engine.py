@@ -81,6 +81,8 @@ class NextLevel:
 
 
 class Search:
+    engine = "vector"  # the name results and errors give
+
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits,
                  progress: ProgressHook | None, properties: Sequence[Property] = ()):
         self.started = time.perf_counter()
@@ -92,7 +94,7 @@ class Search:
         self.invariants = list(invariants)
         self.limits = limits
         self.progress = progress
-        self.step = LevelStep(model, invariants, limits.symmetry)
+        self.step = self.level_step(model, invariants, limits)
         self.schema = model.schema
         self.fmt = self.step.fmt
         # keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
@@ -107,6 +109,10 @@ class Search:
         self.generated = 0
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if limits.coverage else None
+
+    def level_step(self, model: Model, invariants: Sequence[Invariant], limits: Limits) -> LevelStep:
+        """How a chunk of a level is expanded (the compiled engine's runs native kernels)."""
+        return LevelStep(model, invariants, limits.symmetry)
 
     # -- the search ----------------------------------------------------------------------
 
@@ -160,7 +166,7 @@ class Search:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
         distinct = len(self.visited)
         links = self._traces()
-        result = finish(self.model, "vector", self.started, self.violations, links.get,
+        result = finish(self.model, self.engine, self.started, self.violations, links.get,
                         distinct=distinct, generated=self.generated, depth=depth, stopped_by=self.stopped_by,
                         symmetry=self.step.symmetry is not None,
                         bytes_per_state=stored / distinct if distinct else None)
@@ -335,7 +341,7 @@ class Search:
         for state, (level, index) in self.found_at.items():
             first, path = self.path_of(level, index)
             paths[state] = (self.initial[first], path)
-        return replay_paths(self.model, paths, "vector")
+        return replay_paths(self.model, paths, self.engine)
 
     def path_of(self, level: int, index: int) -> tuple[int, list[int]]:
         """(index of the initial state, instance ids) of the path to a state of a level."""
