@@ -1,6 +1,6 @@
 """kmc's imports run one way (docs/architecture.md): cli -> kmc (the public surface) -> gate/bench -> registry -> engines ->
 traces -> semantics -> invariants -> model -> errors. Inside engines: run -> spark, processes, symbolic ->
-explicit/simulation -> vector -> result/search/coverage. A model never imports an engine, traces never import an
+explicit/simulation/compiled -> vector -> result/search/coverage. A model never imports an engine, traces never import an
 engine, no engine imports the model catalogue, nothing imports the CLI, and there is no cycle.
 
 The graph is read from the sources with `ast` (every import, those inside functions too)."""
@@ -25,6 +25,7 @@ LAYERS: dict[str, int] = {
     "kmc.engines.processes": 63,
     "kmc.engines.symbolic": 63,
     "kmc.engines.explicit": 62,
+    "kmc.engines.compiled": 62,
     "kmc.engines.simulation": 62,
     "kmc.engines.vector": 61,
     "kmc.engines.liveness": 60,

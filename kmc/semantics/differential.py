@@ -13,7 +13,9 @@ invariant under the scalar, vector and z3 interpretations, the way the engines u
 interpretation is reported too. Out-of-range indices are clipped the same way by every
 backend, so unreachable states must agree as well.
 
-It takes a `random.Random` (or a seed) so that runs are reproducible without hypothesis.
+It takes a `random.Random` (or a seed) so that runs are reproducible without hypothesis. Given
+a model's compiled kernels (kmc/semantics/compiled/kernels.py), it compares the compiled
+interpretation too.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import ScalarModel
 from kmc.semantics.outcomes import Failed, Outcome, Probe, probes, scalar, symbolic, vector
 from kmc.semantics.where import defined_at
+
+if TYPE_CHECKING:  # the compiled interpretation (llvmlite) is loaded only by who uses it
+    from kmc.semantics.compiled.kernels import Kernels
 
 
 @dataclass(frozen=True)
@@ -42,11 +47,13 @@ class Disagreement:
     vector: str
     z3: str
     count: int  # (instance, state) pairs of this action or invariant that disagree
+    compiled: str | None = None  # when the compiled interpretation was compared
 
     def __str__(self) -> str:
         more = f" ({self.count} disagreements in this {self.part})" if self.count > 1 else ""
+        native = "" if self.compiled is None else f", compiled {self.compiled}"
         return (f"{self.subject} ({self.part}) at {self.where}: scalar {self.scalar}, vector {self.vector}, "
-                f"z3 {self.z3}, on state {self.state}{more}")
+                f"z3 {self.z3}{native}, on state {self.state}{more}")
 
 
 def draw(model: Model, rng: random.Random, count: int) -> list[State]:
@@ -81,14 +88,15 @@ def walk(model: Model, rng: random.Random, count: int, *, depth: int = 40) -> li
 
 
 def differences(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
-                count: int = 300) -> list[Disagreement]:
+                count: int = 300, compiled: Kernels | None = None) -> list[Disagreement]:
     """The first disagreement of each action (guard, effect) and invariant, in instance order;
-    empty when the three interpretations agree on every drawn state."""
+    empty when the three interpretations (four, with `compiled`) agree on every drawn state."""
     rng = rng if isinstance(rng, random.Random) else random.Random(rng)
     schema = model.schema
     states = draw(model, rng, count)
     ps = probes(model, invariants)
     answers = (scalar(schema, ps, states), vector(schema, ps, states), symbolic(schema, ps, states))
+    native = None if compiled is None else compiled.outcomes(states, len(invariants))
     first: dict[tuple[str, str], Disagreement] = {}
     counts: dict[tuple[str, str], int] = {}
     for k, p in enumerate(ps):
@@ -96,12 +104,13 @@ def differences(model: Model, invariants: Sequence[Invariant], *, rng: random.Ra
             s, v, z = (a[k][i] for a in answers)
             if p.part == "effect" and s is None:
                 continue  # disabled by the scalar guard: the effect may read out of range
-            if _agree(s, v, z):
+            c = s if native is None else native[k][i]
+            if _agree(s, v, z) and (c is None or c == s):
                 continue
             key = (p.family, p.part)
             counts[key] = counts.get(key, 0) + 1
             if key not in first:
-                first[key] = _disagreement(schema, p, state, s, v, z)
+                first[key] = _disagreement(schema, p, state, s, v, z, None if native is None else (c,))
     return [dataclasses.replace(d, count=counts[key]) for key, d in first.items()]
 
 
@@ -111,13 +120,16 @@ def _agree(s: Outcome, v: Outcome, z: Outcome) -> bool:
     return (v is None or v == s) and z == s  # a vector effect is not run where its guard is false
 
 
-def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome, z: Outcome) -> Disagreement:
+def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome, z: Outcome,
+                  compiled: tuple[Outcome] | None = None) -> Disagreement:
+    outcomes = (s, v, z, *(compiled or ()))
     if p.part == "effect":
-        changed = _changed_positions(state, (s, v, z))
-        a, b, c = (_writes(schema, state, o, changed) for o in (s, v, z))
+        changed = _changed_positions(state, outcomes)
+        shown = [_writes(schema, state, o, changed) for o in outcomes]
     else:
-        a, b, c = (repr(o) for o in (s, v, z))
-    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), a, b, c, count=1)
+        shown = [repr(o) for o in outcomes]
+    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), *shown[:3], count=1,
+                        compiled=shown[3] if compiled else None)
 
 
 def _changed_positions(state: State, outcomes: Sequence[Outcome]) -> list[int]:

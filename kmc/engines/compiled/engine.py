@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.engines.compiled.step import CompiledStep
 from kmc.engines.result import CheckResult
 from kmc.engines.search import Limits, ProgressHook
 from kmc.engines.vector import engine as vector
@@ -21,6 +20,8 @@ class Search(vector.Search):
     engine = "compiled"
 
     def level_step(self, model: Model, invariants: Sequence[Invariant], limits: Limits) -> LevelStep:
+        from kmc.engines.compiled.step import CompiledStep  # llvmlite, loaded by the runs that use it
+
         return CompiledStep(model, invariants, limits.symmetry)
 
 

@@ -31,7 +31,7 @@ class CompiledStep(LevelStep):
         self.mult = self.packing.mult
         module = cache.new_module(f"kmc unpack {self.packing.describe()}")
         emit.unpack_kernel(module, self.packing.spans, self.packing.radix, list(self.packing.lo))
-        function, _ = cache.load(module)
+        function, _, _ = cache.load(str(module))
         self._unpack = function("unpack", [cache.ctypes.c_void_p, cache.ctypes.c_int64, cache.ctypes.c_int64,
                                            cache.ctypes.c_void_p])
 

@@ -44,27 +44,41 @@ class Kernels:
 
     def __init__(self, model: Model, invariants: Sequence[Invariant]):
         started = time.perf_counter()
-        schema = self.schema = model.schema
+        self.schema = model.schema
         self.model = model
-        self.dtype = np.dtype(np.int64)  # states as the kernels read them
+        self.invariants = list(invariants)
         self.instances = model.instances()
         self.count = len(self.instances)
-        self.templates = templates(model)
-        programs = invariant_programs(model, invariants)
-        module = cache.new_module(f"kmc {model.title()}")
-        emit.ranges(module, schema.lo, schema.hi)
-        self.names = [f"k{k}_{t.family}" for k, t in enumerate(self.templates)]
-        for name, tpl in zip(self.names, self.templates):
-            emit.successor_kernel(module, name, tpl, schema.lo, schema.hi)
-        emit.invariant_kernel(module, programs)
-        self.module = module
-        self.traced_seconds = time.perf_counter() - started
-        self.tables = [np.ascontiguousarray(t.table, dtype=np.int64) for t in self.templates]
-        function, self.compiled_now = cache.load(module)
+        self.compiled_now = False
+        key = cache.model_fingerprint(model, [i.predicate for i in invariants])
+        saved = cache.recall(key)
+        function = None
+        if saved is not None:
+            code, self.names, self.tables = saved
+            try:
+                function = cache.load_object(code)
+            except KeyError:
+                function = None
+        if function is None:
+            text, self.names, self.tables = self.ir()
+            function, code, self.compiled_now = cache.load(text)
+            cache.remember(key, code, self.names, self.tables)
         self.use(function)
-        self.loaded_seconds = time.perf_counter() - started - self.traced_seconds
+        self.seconds = time.perf_counter() - started
 
-    def use(self, function: Any) -> None:
+    def ir(self) -> tuple[str, list[str], list[np.ndarray]]:
+        """The model's kernels as LLVM IR (traced now), their names and tables."""
+        schema = self.schema
+        found = templates(self.model)
+        module = cache.new_module(f"kmc {self.model.title()}")
+        emit.ranges(module, schema.lo, schema.hi)
+        names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
+        for name, tpl in zip(names, found):
+            emit.successor_kernel(module, name, tpl, schema.lo, schema.hi)
+        emit.invariant_kernel(module, invariant_programs(self.model, self.invariants))
+        return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
+
+    def use(self, function: cache.Function) -> None:
         """Take the kernels from a loaded module of this model's IR (or of an edited copy)."""
         self.kernels = [function(n, _SUCCESSOR_TYPES) for n in self.names]
         self._holds = function("holds", _INVARIANT_TYPES)
@@ -73,7 +87,7 @@ class Kernels:
 
     def successors(self, rows: np.ndarray, keys: np.ndarray, word: np.ndarray, mult: np.ndarray, *,
                    drop: bool, with_rows: bool = False) -> Found:
-        """Every enabled instance on the states `rows` (states x positions, this model's dtype)
+        """Every enabled instance on the states `rows` (states x positions)
         with keys `keys` (states x words, uint64), packed by `word` and `mult` (per position).
         With `with_rows`, the successors' states too, and no range check (for comparing
         interpretations on any state)."""
@@ -132,7 +146,7 @@ class Kernels:
         on each state (kmc/semantics/outcomes.py's order: a bool for a guard or a predicate, the
         successor for an effect, None where its guard is false)."""
         n = len(states)
-        rows = np.array(states, dtype=self.dtype).reshape(n, self.schema.width)
+        rows = np.array(states, dtype=np.int64).reshape(n, self.schema.width)
         width = self.schema.width
         found = self.successors(rows, np.zeros((n, 1), dtype=np.uint64), np.zeros(width, dtype=np.int64),
                                 np.zeros(width, dtype=np.uint64), drop=False, with_rows=True)
