@@ -128,8 +128,8 @@ def _disagreement(schema: Schema, p: Probe, state: State, s: Outcome, v: Outcome
         shown = [_writes(schema, state, o, changed) for o in outcomes]
     else:
         shown = [repr(o) for o in outcomes]
-    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), *shown[:3], count=1,
-                        compiled=shown[3] if compiled else None)
+    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), shown[0], shown[1], shown[2],
+                        count=1, compiled=shown[3] if compiled else None)
 
 
 def _changed_positions(state: State, outcomes: Sequence[Outcome]) -> list[int]:

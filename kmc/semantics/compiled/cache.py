@@ -157,7 +157,7 @@ def _add_folder(folders: set[Path], module: Any) -> None:
 
 def remember(key: str, code: str, names: Sequence[str], tables: Sequence[np.ndarray]) -> None:
     """Store what a run needs besides the object code `code`, under the model's fingerprint."""
-    arrays = {f"table{k}": t for k, t in enumerate(tables)}
+    arrays: dict[str, Any] = {f"table{k}": t for k, t in enumerate(tables)}
     folder = cache_dir()
     tmp = folder / f"{key}.npz.tmp{os.getpid()}"
     folder.mkdir(parents=True, exist_ok=True)
