@@ -159,6 +159,8 @@ def test_kernels_are_compiled_once_per_model_and_settings(tmp_path: Any, monkeyp
     assert files == [".npz", ".o"]
     other, _ = build(TWO_PC, rms=4)
     assert Kernels(other, invariants).compiled_now
+    assert Kernels(model, invariants[:1]).compiled_now  # another invariant kernel, another model fingerprint
+    assert len(list((tmp_path / "kmc" / "kernels").glob("*.npz"))) == 3
 
 
 def test_symmetry_is_refused_in_one_line(run_kmc: Any) -> None:

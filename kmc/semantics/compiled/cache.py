@@ -121,9 +121,9 @@ def load_object(code: str) -> Function:
 # -- a model's fingerprint -------------------------------------------------------------------------
 
 
-def model_fingerprint(model: Any, functions: Iterable[Any]) -> str:
-    """The model's class, settings and `functions`' names... and the source of every file in
-    the folders of the model class, its bases, `functions` (and the functions they close
+def model_fingerprint(model: Any, names: Sequence[str], functions: Iterable[Any]) -> str:
+    """The model's class and settings, `names` (its invariants'), and the source of every file
+    in the folders of the model class, its bases, `functions` (and the functions they close
     over), and this package."""
     folders = {Path(__file__).parent}
     for cls in type(model).__mro__[:-1]:
@@ -133,7 +133,8 @@ def model_fingerprint(model: Any, functions: Iterable[Any]) -> str:
             if inspect.isfunction(f) or inspect.ismethod(f):
                 _add_folder(folders, sys.modules.get(f.__module__))
     h = hashlib.sha256()
-    h.update(f"{type(model).__module__}.{type(model).__qualname__}\n{sorted(model.settings.items())!r}\n".encode())
+    h.update(f"{type(model).__module__}.{type(model).__qualname__}\n{sorted(model.settings.items())!r}\n"
+             f"{list(names)!r}\n".encode())
     for folder in sorted(folders):
         for path in sorted(folder.glob("*.py")):
             h.update(f"{path}\n".encode())

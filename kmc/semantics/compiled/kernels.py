@@ -50,7 +50,7 @@ class Kernels:
         self.instances = model.instances()
         self.count = len(self.instances)
         self.compiled_now = False
-        key = cache.model_fingerprint(model, [i.predicate for i in invariants])
+        key = cache.model_fingerprint(model, [i.name for i in invariants], [i.predicate for i in invariants])
         saved = cache.recall(key)
         function = None
         if saved is not None:
