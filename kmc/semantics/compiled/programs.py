@@ -9,7 +9,7 @@ operation but a *slot* of the operation that uses it, each use its own slot.
 Two instances of one action family usually run the same code on other positions and other
 constants: their programs have the same *shape* (operations, operand kinds, slot order) and
 differ in their slots' values. The instances of a family with one shape are a `Template`: one
-kernel over a table with a row per binding (kmc/semantics/compiled/source.py) instead of a
+kernel over a table with a row per binding (kmc/semantics/compiled/emit.py) instead of a
 kernel per instance. A family whose code branches on its parameters (a Python `if` on a
 concrete value) has a template per shape.
 """
