@@ -134,7 +134,7 @@ def test_a_kernel_planted_wrong_is_named() -> None:
     kernels = Kernels(model, invariants)
     text, names, _ = kernels.ir()
     target = names.index(next(n for n in names if n.endswith("_become_leader")))
-    start = text.index(f'define void @"{names[target]}"')
+    start = text.index(f'void @"{names[target]}"')
     end = text.index("\n}\n", start)
     body = text[start:end]
     assert "icmp eq" in body

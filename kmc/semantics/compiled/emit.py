@@ -1,22 +1,26 @@
-"""Programs as LLVM IR: a kernel per template, one for the invariants (llvmlite's IR builder).
+"""Programs as LLVM IR (llvmlite's IR builder): a kernel per template, `expand` over them, and
+one kernel for the invariants.
 
 Every operation becomes one or two instructions over 64-bit integers (truth values are `i1`;
-a selection is a `select`, so a guard or an effect is straight-line code). A template's kernel
-loops over a chunk of states and, for each, over its table's rows (one per instance): the
-guard; where it holds, the effect's values, their range check, and the successor's packed key:
-its parent's key plus (new - old) x multiplier at each written position, in 64-bit wrap-around
-arithmetic (the unsigned words' bits). Candidates are appended in (state, instance) order;
-each one's rank (parent x instances + instance id) says where the scalar engine finds it.
+a selection is a `select`, so a guard or an effect is straight-line code). `expand` loops over a
+chunk of states and calls every template's kernel on each (a state is read once); a template's
+kernel loops over its table's rows (one per instance): the guard; where it holds, the effect's
+values, their range check, and the successor's packed key: its parent's key plus (new - old) x
+multiplier at each written position, in 64-bit wrap-around arithmetic (the unsigned words'
+bits). Candidates are appended in (state, template) order; each one's rank (parent x
+instances + instance id) says where the scalar engine finds it.
 
-A successor kernel's arguments (`SUCCESSOR_ARGS`), arrays as pointers to int64 unless said:
+`expand`'s arguments (`SUCCESSOR_ARGS`), arrays as pointers to int64 unless said:
   S (states x positions), n (states), width (positions), K (states x words: the keys), words,
-  T (the table, a row per instance: its id, then the varying slots), nb (rows), tcols, count
-  (the model's instances), word and mult (per position: its key word, its multiplier), drop
-  (leave out successors equal to their parent), rows (write each successor's state to R and
-  skip the range check), out_keys (words x cap), cap, out_rank, out_stutter, slot (rank ->
-  candidate; other entries untouched), fill ([candidates, stutters], read and updated),
-  enabled (per instance), err ([instance + 1, state] where a written value leaves its range),
-  R (candidates x positions).
+  tables (per template, the address of its table: a row per instance, its id, then the
+  varying slots), table_rows, table_cols (per template), count (the model's instances), word
+  and mult (per position: its key word, its multiplier), drop (leave out successors equal to
+  their parent), rows (write each successor's state to R and skip the range check), out_keys
+  (words x cap), cap, out_rank, out_stutter, slot (rank -> candidate; other entries
+  untouched), fill ([candidates, stutters], read and updated), enabled (per instance), err
+  ([instance + 1, state] where a written value leaves its range), R (candidates x positions).
+A template's kernel takes `TEMPLATE_ARGS`: one state's row and number, its table, its rows
+and columns, the rest as `expand`'s.
 The invariant kernel: `holds(S, n, width, k, out)` writes invariant k's truth per state (int8).
 """
 
@@ -34,9 +38,11 @@ I1 = ir.IntType(1)
 P64 = I64.as_pointer()
 P8 = I8.as_pointer()
 
-SUCCESSOR_ARGS = ("S", "n", "width", "K", "words", "T", "nb", "tcols", "count", "word", "mult", "drop", "rows",
+SUCCESSOR_ARGS = ("S", "n", "width", "K", "words", "tables", "table_rows", "table_cols", "count", "word", "mult", "drop", "rows",
                   "out_keys", "cap", "out_rank", "out_stutter", "slot", "fill", "enabled", "err", "R")
-_SCALARS = {"n", "width", "words", "nb", "tcols", "count", "drop", "rows", "cap"}
+TEMPLATE_ARGS = ("row", "i", "width", "K", "words", "T", "nb", "tcols", "count", "word", "mult", "drop", "rows",
+                 "out_keys", "cap", "out_rank", "out_stutter", "slot", "fill", "enabled", "err", "R")
+_SCALARS = {"n", "i", "width", "words", "nb", "tcols", "count", "drop", "rows", "cap"}
 INVARIANT_ARGS = ("S", "n", "width", "k", "out")
 
 
@@ -189,8 +195,10 @@ _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 
 
 def successor_kernel(module: ir.Module, name: str, tpl: Template, lo: Sequence[int], hi: Sequence[int]) -> None:
-    """The kernel of one template (arguments: SUCCESSOR_ARGS)."""
-    fn, a = _function(module, name, SUCCESSOR_ARGS, lambda _: P64)
+    """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`)."""
+    fn, a = _function(module, name, TEMPLATE_ARGS, lambda _: P64)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")  # each template compiled on its own: LLVM's time stays linear
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
     def at(ptr: ir.Value, index: ir.Value) -> ir.Value:
@@ -206,75 +214,97 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, lo: Sequence[i
         b.store(b.load(c), at(a["fill"], c64(0)))
         b.store(b.load(st), at(a["fill"], c64(1)))
 
+    i, row = a["i"], a["row"]
+    with _Loop(b, a["nb"], "b") as lb:
+        trow = at(a["T"], b.mul(lb.value, a["tcols"]))
+        v = _Values(b, p, tpl.columns, row, trow)
+        v.run(p.ops[:p.guard_ops])
+        effect = fn.append_basic_block("effect")
+        b.cbranch(v.truth(p.guard), effect, lb.next_)
+        b.position_at_end(effect)
+        v.run(p.ops[p.guard_ops:])
+        iid = b.load(trow)
+        counted = at(a["enabled"], iid)
+        b.store(b.add(b.load(counted), c64(1)), counted)
+        rank = b.add(b.mul(i, a["count"]), iid)
+        writes = []
+        for pos_slot, ref in p.writes:
+            pos = v.slot(pos_slot)
+            writes.append((pos, v.int_(ref), v.read(pos), pos_slot in tpl.columns))
+        copy, check, emit = (fn.append_basic_block(x) for x in ("copy", "check", "emit"))
+        b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, check)
+        b.position_at_end(copy)  # the successor's state, whole
+        out_row = at(a["R"], b.mul(b.load(c), a["width"]))
+        with _Loop(b, a["width"], "j") as lj:
+            b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
+        for pos, x, _, _ in writes:
+            b.store(x, at(out_row, pos))
+        b.branch(emit)
+        b.position_at_end(check)  # every written value in its range
+        bad: ir.Value = ir.Constant(I1, 0)
+        for pos, x, _, varying in writes:
+            if varying:
+                low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
+                high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
+            else:
+                low, high = c64(lo[pos.constant]), c64(hi[pos.constant])
+            bad = b.or_(bad, b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high)))
+        fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
+        b.cbranch(bad, fail, good)
+        b.position_at_end(fail)
+        b.store(b.add(iid, c64(1)), at(a["err"], c64(0)))
+        b.store(i, at(a["err"], c64(1)))
+        finish()
+        b.ret_void()
+        b.position_at_end(good)
+        moved: ir.Value = ir.Constant(I1, 0)
+        for _, x, old, _ in writes:
+            moved = b.or_(moved, b.icmp_signed("!=", x, old))
+        stutter = fn.append_basic_block("stutter")
+        b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), b.not_(moved)), stutter, emit)
+        b.position_at_end(stutter)
+        s = b.load(st)
+        b.store(rank, at(a["out_stutter"], s))
+        b.store(b.add(s, c64(1)), st)
+        b.branch(lb.next_)
+        b.position_at_end(emit)  # the key: the parent's plus (new - old) x multiplier per write
+        cv = b.load(c)
+        key = at(a["K"], b.mul(i, a["words"]))
+        with _Loop(b, a["words"], "w") as lw:
+            b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
+        for pos, x, old, _ in writes:
+            w = b.load(at(a["word"], pos))
+            m = b.load(at(a["mult"], pos))
+            cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
+            b.store(b.add(b.load(cell), b.mul(b.sub(x, old), m)), cell)
+        b.store(rank, at(a["out_rank"], cv))
+        b.store(cv, at(a["slot"], rank))
+        b.store(b.add(cv, c64(1)), c)
+    finish()
+    b.ret_void()
+
+
+def driver(module: ir.Module, names: Sequence[str]) -> None:
+    """`expand` (arguments: SUCCESSOR_ARGS): for each state of the chunk, every template's
+    kernel in turn (each state read once, candidates appended in state order); it stops at the
+    first value out of range."""
+    fn, a = _function(module, "expand", SUCCESSOR_ARGS, lambda _: P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    kernels = [module.get_global(n) for n in names]
     with _Loop(b, a["n"], "i") as li:
         i = li.value
-        row = at(a["S"], b.mul(i, a["width"]))
-        with _Loop(b, a["nb"], "b") as lb:
-            trow = at(a["T"], b.mul(lb.value, a["tcols"]))
-            v = _Values(b, p, tpl.columns, row, trow)
-            v.run(p.ops[:p.guard_ops])
-            effect = fn.append_basic_block("effect")
-            b.cbranch(v.truth(p.guard), effect, lb.next_)
-            b.position_at_end(effect)
-            v.run(p.ops[p.guard_ops:])
-            iid = b.load(trow)
-            counted = at(a["enabled"], iid)
-            b.store(b.add(b.load(counted), c64(1)), counted)
-            rank = b.add(b.mul(i, a["count"]), iid)
-            writes = []
-            for pos_slot, ref in p.writes:
-                pos = v.slot(pos_slot)
-                writes.append((pos, v.int_(ref), v.read(pos), pos_slot in tpl.columns))
-            copy, check, emit = (fn.append_basic_block(x) for x in ("copy", "check", "emit"))
-            b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, check)
-            b.position_at_end(copy)  # the successor's state, whole
-            out_row = at(a["R"], b.mul(b.load(c), a["width"]))
-            with _Loop(b, a["width"], "j") as lj:
-                b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
-            for pos, x, _, _ in writes:
-                b.store(x, at(out_row, pos))
-            b.branch(emit)
-            b.position_at_end(check)  # every written value in its range
-            bad: ir.Value = ir.Constant(I1, 0)
-            for pos, x, _, varying in writes:
-                if varying:
-                    low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
-                    high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
-                else:
-                    low, high = c64(lo[pos.constant]), c64(hi[pos.constant])
-                bad = b.or_(bad, b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high)))
-            fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
-            b.cbranch(bad, fail, good)
-            b.position_at_end(fail)
-            b.store(b.add(iid, c64(1)), at(a["err"], c64(0)))
-            b.store(i, at(a["err"], c64(1)))
-            finish()
+        row = b.gep(a["S"], [b.mul(i, a["width"])], inbounds=True)
+        for t, kernel in enumerate(kernels):
+            table = b.inttoptr(b.load(b.gep(a["tables"], [c64(t)], inbounds=True)), P64)
+            nb = b.load(b.gep(a["table_rows"], [c64(t)], inbounds=True))
+            tcols = b.load(b.gep(a["table_cols"], [c64(t)], inbounds=True))
+            args = {**a, "row": row, "i": i, "T": table, "nb": nb, "tcols": tcols}
+            b.call(kernel, [args[x] for x in TEMPLATE_ARGS])
+            failed, ok = fn.append_basic_block(f"failed{t}"), fn.append_basic_block(f"ok{t}")
+            b.cbranch(b.icmp_signed("!=", b.load(a["err"]), c64(0)), failed, ok)
+            b.position_at_end(failed)
             b.ret_void()
-            b.position_at_end(good)
-            moved: ir.Value = ir.Constant(I1, 0)
-            for _, x, old, _ in writes:
-                moved = b.or_(moved, b.icmp_signed("!=", x, old))
-            stutter = fn.append_basic_block("stutter")
-            b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), b.not_(moved)), stutter, emit)
-            b.position_at_end(stutter)
-            s = b.load(st)
-            b.store(rank, at(a["out_stutter"], s))
-            b.store(b.add(s, c64(1)), st)
-            b.branch(lb.next_)
-            b.position_at_end(emit)  # the key: the parent's plus (new - old) x multiplier per write
-            cv = b.load(c)
-            key = at(a["K"], b.mul(i, a["words"]))
-            with _Loop(b, a["words"], "w") as lw:
-                b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
-            for pos, x, old, _ in writes:
-                w = b.load(at(a["word"], pos))
-                m = b.load(at(a["mult"], pos))
-                cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
-                b.store(b.add(b.load(cell), b.mul(b.sub(x, old), m)), cell)
-            b.store(rank, at(a["out_rank"], cv))
-            b.store(cv, at(a["slot"], rank))
-            b.store(b.add(cv, c64(1)), c)
-    finish()
+            b.position_at_end(ok)
     b.ret_void()
 
 

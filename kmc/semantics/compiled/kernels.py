@@ -75,13 +75,17 @@ class Kernels:
         names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
         for name, tpl in zip(names, found):
             emit.successor_kernel(module, name, tpl, schema.lo, schema.hi)
+        emit.driver(module, names)
         emit.invariant_kernel(module, invariant_programs(self.model, self.invariants))
         return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
 
     def use(self, function: cache.Function) -> None:
         """Take the kernels from a loaded module of this model's IR (or of an edited copy)."""
-        self.kernels = [function(n, _SUCCESSOR_TYPES) for n in self.names]
+        self._expand = function("expand", _SUCCESSOR_TYPES)
         self._holds = function("holds", _INVARIANT_TYPES)
+        self._table_of = np.array([t.ctypes.data for t in self.tables], dtype=np.int64)
+        self._table_rows = np.array([t.shape[0] for t in self.tables], dtype=np.int64)
+        self._table_cols = np.array([t.shape[1] for t in self.tables], dtype=np.int64)
 
     # -- running -------------------------------------------------------------------------------
 
@@ -106,17 +110,16 @@ class Kernels:
         K = np.ascontiguousarray(keys).view(np.int64)
         word = np.ascontiguousarray(word, dtype=np.int64)
         mult = np.ascontiguousarray(mult).view(np.int64)
-        fixed = {"S": rows.ctypes.data, "n": n, "width": rows.shape[1], "K": K.ctypes.data, "words": words,
-                 "count": self.count, "word": word.ctypes.data, "mult": mult.ctypes.data, "drop": int(drop),
-                 "rows": int(with_rows), "out_keys": out_keys.ctypes.data, "cap": cap,
-                 "out_rank": out_rank.ctypes.data, "out_stutter": out_stutter.ctypes.data,
-                 "slot": slot.ctypes.data, "fill": fill.ctypes.data, "enabled": enabled.ctypes.data,
-                 "err": err.ctypes.data, "R": R.ctypes.data}
-        for kernel, table in zip(self.kernels, self.tables):
-            kernel(*(fixed.get(a) for a in emit.SUCCESSOR_ARGS[:5]), table.ctypes.data, table.shape[0],
-                   table.shape[1], *(fixed[a] for a in emit.SUCCESSOR_ARGS[8:]))
-            if err[0]:
-                self._out_of_range(int(err[0]) - 1, tuple(int(v) for v in rows[int(err[1])]))
+        args = {"S": rows.ctypes.data, "n": n, "width": rows.shape[1], "K": K.ctypes.data, "words": words,
+                "tables": self._table_of.ctypes.data, "table_rows": self._table_rows.ctypes.data,
+                "table_cols": self._table_cols.ctypes.data, "count": self.count, "word": word.ctypes.data,
+                "mult": mult.ctypes.data, "drop": int(drop), "rows": int(with_rows), "out_keys": out_keys.ctypes.data,
+                "cap": cap, "out_rank": out_rank.ctypes.data, "out_stutter": out_stutter.ctypes.data,
+                "slot": slot.ctypes.data, "fill": fill.ctypes.data, "enabled": enabled.ctypes.data,
+                "err": err.ctypes.data, "R": R.ctypes.data}
+        self._expand(*(args[a] for a in emit.SUCCESSOR_ARGS))
+        if err[0]:
+            self._out_of_range(int(err[0]) - 1, tuple(int(v) for v in rows[int(err[1])]))
         c, st = int(fill[0]), int(fill[1])
         return Found(out_keys[:, :c].view(np.uint64), out_rank[:c], out_stutter[:st], slot, enabled,
                      R[:c] if with_rows else None)
@@ -163,6 +166,6 @@ class Kernels:
 
 
 _P, _N = ctypes.c_void_p, ctypes.c_int64
-_SUCCESSOR_TYPES = [_N if a in ("n", "width", "words", "nb", "tcols", "count", "drop", "rows", "cap") else _P
+_SUCCESSOR_TYPES = [_N if a in ("n", "width", "words", "count", "drop", "rows", "cap") else _P
                     for a in emit.SUCCESSOR_ARGS]
 _INVARIANT_TYPES = [_P, _N, _N, _N, _P]
