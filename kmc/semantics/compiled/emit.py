@@ -194,7 +194,7 @@ _ARITH = {"+": "add", "-": "sub", "*": "mul"}
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 
 
-def successor_kernel(module: ir.Module, name: str, tpl: Template, lo: Sequence[int], hi: Sequence[int]) -> None:
+def successor_kernel(module: ir.Module, name: str, tpl: Template) -> None:
     """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`)."""
     fn, a = _function(module, name, TEMPLATE_ARGS, lambda _: P64)
     fn.linkage = "internal"
@@ -227,41 +227,43 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, lo: Sequence[i
         counted = at(a["enabled"], iid)
         b.store(b.add(b.load(counted), c64(1)), counted)
         rank = b.add(b.mul(i, a["count"]), iid)
-        writes = []
-        for pos_slot, ref in p.writes:
-            pos = v.slot(pos_slot)
-            writes.append((pos, v.int_(ref), v.read(pos), pos_slot in tpl.columns))
+        # the written values and their positions, stored in two small arrays: each write is two
+        # stores here, and the checks and the key below are loops over them (the code stays small)
+        count = c64(len(p.writes))
+        xs, ps, moved, bad = _locals(b, len(p.writes))
+        for n, (pos_slot, ref) in enumerate(p.writes):
+            b.store(v.int_(ref), at(xs, c64(n)))
+            b.store(v.slot(pos_slot), at(ps, c64(n)))
         copy, check, emit = (fn.append_basic_block(x) for x in ("copy", "check", "emit"))
         b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, check)
         b.position_at_end(copy)  # the successor's state, whole
         out_row = at(a["R"], b.mul(b.load(c), a["width"]))
         with _Loop(b, a["width"], "j") as lj:
             b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
-        for pos, x, _, _ in writes:
-            b.store(x, at(out_row, pos))
+        with _Loop(b, count, "wr") as lw:
+            b.store(b.load(at(xs, lw.value)), at(out_row, b.load(at(ps, lw.value))))
         b.branch(emit)
-        b.position_at_end(check)  # every written value in its range
-        bad: ir.Value = ir.Constant(I1, 0)
-        for pos, x, _, varying in writes:
-            if varying:
-                low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
-                high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
-            else:
-                low, high = c64(lo[pos.constant]), c64(hi[pos.constant])
-            bad = b.or_(bad, b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high)))
+        b.position_at_end(check)  # every written value in its range; whether any changes the state
+        b.store(c64(0), moved)
+        b.store(c64(0), bad)
+        with _Loop(b, count, "chk") as lw:
+            x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
+            low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
+            high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
+            out = b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high))
+            b.store(b.or_(b.load(bad), b.zext(out, I64)), bad)
+            b.store(b.or_(b.load(moved), b.zext(b.icmp_signed("!=", x, b.load(at(row, pos))), I64)), moved)
         fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
-        b.cbranch(bad, fail, good)
+        b.cbranch(b.icmp_signed("!=", b.load(bad), c64(0)), fail, good)
         b.position_at_end(fail)
         b.store(b.add(iid, c64(1)), at(a["err"], c64(0)))
         b.store(i, at(a["err"], c64(1)))
         finish()
         b.ret_void()
         b.position_at_end(good)
-        moved: ir.Value = ir.Constant(I1, 0)
-        for _, x, old, _ in writes:
-            moved = b.or_(moved, b.icmp_signed("!=", x, old))
         stutter = fn.append_basic_block("stutter")
-        b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), b.not_(moved)), stutter, emit)
+        still = b.icmp_signed("==", b.load(moved), c64(0))
+        b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), still), stutter, emit)
         b.position_at_end(stutter)
         s = b.load(st)
         b.store(rank, at(a["out_stutter"], s))
@@ -272,16 +274,27 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, lo: Sequence[i
         key = at(a["K"], b.mul(i, a["words"]))
         with _Loop(b, a["words"], "w") as lw:
             b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
-        for pos, x, old, _ in writes:
+        with _Loop(b, count, "upd") as lw:
+            x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
             w = b.load(at(a["word"], pos))
             m = b.load(at(a["mult"], pos))
             cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
-            b.store(b.add(b.load(cell), b.mul(b.sub(x, old), m)), cell)
+            b.store(b.add(b.load(cell), b.mul(b.sub(x, b.load(at(row, pos))), m)), cell)
         b.store(rank, at(a["out_rank"], cv))
         b.store(cv, at(a["slot"], rank))
         b.store(b.add(cv, c64(1)), c)
     finish()
     b.ret_void()
+
+
+def _locals(b: ir.IRBuilder, writes: int) -> tuple[ir.Value, ...]:
+    """Stack slots in the entry block: the written values, their positions, two flags."""
+    here = b.block
+    b.position_at_start(b.function.entry_basic_block)
+    out = (b.alloca(I64, size=max(writes, 1), name="xs"), b.alloca(I64, size=max(writes, 1), name="ps"),
+           b.alloca(I64, name="moved"), b.alloca(I64, name="bad"))
+    b.position_at_end(here)
+    return out
 
 
 def driver(module: ir.Module, names: Sequence[str]) -> None:

@@ -74,7 +74,7 @@ class Kernels:
         emit.ranges(module, schema.lo, schema.hi)
         names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
         for name, tpl in zip(names, found):
-            emit.successor_kernel(module, name, tpl, schema.lo, schema.hi)
+            emit.successor_kernel(module, name, tpl)
         emit.driver(module, names)
         emit.invariant_kernel(module, invariant_programs(self.model, self.invariants))
         return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
