@@ -31,11 +31,11 @@ Engine = Callable[..., CheckResult]
 
 ENGINES: dict[str, tuple[Engine, str]] = {
     "vector": (vector_engine.check, "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"),
-    "compiled": (compiled_engine.check, "the vector engine with the model compiled to native kernels (LLVM): same "
-                 "results, faster on wide models"),
     "scalar": (bfs.check, "breadth-first, one state at a time: the reference; shortest counterexamples"),
     "dfs": (dfs.check, "depth-first, one state at a time: for deep, narrow models; traces not shortest"),
     "spark": (spark_engine.check, "breadth-first on Spark executors (--master, default local[*]): same results as vector"),
+    "compiled": (compiled_engine.check, "the vector engine with the model compiled to native kernels (LLVM): same "
+                 "results, faster on wide models"),
     "z3": (bmc.check, "bounded model checking with z3 to --depth K steps: shortest traces, no state counts"),
 }
 
