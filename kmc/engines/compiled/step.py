@@ -10,6 +10,7 @@ deduplication keeps the scalar engine's order.
 
 from __future__ import annotations
 
+import ctypes
 from typing import Sequence
 
 import numpy as np
@@ -32,8 +33,7 @@ class CompiledStep(LevelStep):
         module = cache.new_module(f"kmc unpack {self.packing.describe()}")
         emit.unpack_kernel(module, self.packing.spans, self.packing.radix, list(self.packing.lo))
         function, _, _ = cache.load(str(module))
-        self._unpack = function("unpack", [cache.ctypes.c_void_p, cache.ctypes.c_int64, cache.ctypes.c_int64,
-                                           cache.ctypes.c_void_p])
+        self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, int64) packed in words (words x states)."""
