@@ -40,7 +40,7 @@ def test_the_pytest_example_passes(tmp_path: Path) -> None:
 
 
 def test_the_public_surface() -> None:
-    assert set(kmc.ENGINES) == {"vector", "scalar", "dfs", "spark", "z3"}
+    assert set(kmc.ENGINES) == {"vector", "scalar", "dfs", "spark", "compiled", "z3"}
     model, invariants = kmc.build("idempotence", mode="no-idempotence")
     with pytest.raises(kmc.BadInput, match="unknown engine 'bogus'; allowed: vector, scalar"):
         kmc.check(model, invariants, engine="bogus")

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "kmc.engines.simulation.on_spark": 63,
     "kmc.engines.symbolic": 63,
     "kmc.engines.explicit": 62,
+    "kmc.engines.compiled": 62,
     "kmc.engines.simulation": 62,  # the swarm; its processes and Spark parts above, its coverage below
     "kmc.engines.vector": 61,
     "kmc.engines.symmetry": 61,
@@ -78,7 +79,8 @@ def import_graph() -> dict[str, set[str]]:
 
 # each engine package's __init__ is its descriptor (kmc/engines/interface.py: Engine): above every engine module,
 # since it runs them; nothing but the table imports it
-DESCRIPTORS = {"kmc.engines.vector", "kmc.engines.explicit", "kmc.engines.spark", "kmc.engines.symbolic"}
+DESCRIPTORS = {"kmc.engines.vector", "kmc.engines.explicit", "kmc.engines.spark", "kmc.engines.symbolic",
+               "kmc.engines.compiled"}
 DESCRIPTOR_RANK = 64
 
 

@@ -19,7 +19,9 @@ walk) is a mistake of its own, reported as such (`action bump(k=1) sets x to 4, 
 [0, 3] ...: guard it`); from an unreachable uniform state it is not compared (the engines
 never run it there).
 
-It takes a `random.Random` (or a seed) so that runs are reproducible without hypothesis.
+It takes a `random.Random` (or a seed) so that runs are reproducible without hypothesis. Given
+a model's compiled kernels (kmc/semantics/compiled/kernels.py), it compares the compiled
+interpretation too.
 """
 
 from __future__ import annotations
@@ -27,12 +29,15 @@ from __future__ import annotations
 import dataclasses
 import random
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from kmc.model.core import Invariant, Model, Schema, State
 from kmc.semantics.scalar import ScalarModel
 from kmc.contract.outcomes import Failed, Answer, Probe, probes, scalar, symbolic, vector
 from kmc.contract.where import defined_at
+
+if TYPE_CHECKING:  # the compiled interpretation (llvmlite) is loaded only by who uses it
+    from kmc.semantics.compiled.kernels import Kernels
 
 
 @dataclass(frozen=True)
@@ -48,11 +53,13 @@ class Disagreement:
     vector: str
     z3: str
     count: int  # (instance, state) pairs of this action or invariant that disagree
+    compiled: str | None = None  # when the compiled interpretation was compared
 
     def __str__(self) -> str:
         more = f" ({self.count} disagreements in this {self.part})" if self.count > 1 else ""
+        native = "" if self.compiled is None else f", compiled {self.compiled}"
         return (f"{self.subject} ({self.part}) at {self.where}: scalar {self.scalar}, vector {self.vector}, "
-                f"z3 {self.z3}, on state {self.state}{more}")
+                f"z3 {self.z3}{native}, on state {self.state}{more}")
 
 
 @dataclass(frozen=True)
@@ -110,10 +117,10 @@ def walk(model: Model, rng: random.Random, count: int, *, depth: int = 40) -> li
 
 
 def differences(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
-                count: int = 300) -> list[Disagreement]:
+                count: int = 300, compiled: Kernels | None = None) -> list[Disagreement]:
     """The first disagreement of each action (guard, effect) and invariant, in instance order;
-    empty when the three interpretations agree on every drawn state."""
-    return findings(model, invariants, rng=rng, count=count)[1]
+    empty when the three interpretations (four, with `compiled`) agree on every drawn state."""
+    return findings(model, invariants, rng=rng, count=count, compiled=compiled)[1]
 
 
 def report(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
@@ -129,7 +136,7 @@ def report(model: Model, invariants: Sequence[Invariant], *, rng: random.Random 
 
 
 def findings(model: Model, invariants: Sequence[Invariant], *, rng: random.Random | int = 0,
-             count: int = 300) -> tuple[list[OutOfRange], list[Disagreement]]:
+             count: int = 300, compiled: Kernels | None = None) -> tuple[list[OutOfRange], list[Disagreement]]:
     """The first effect of each action that leaves a range from a reachable state, and the
     first disagreement of each action (guard, effect) and invariant, in instance order."""
     rng = rng if isinstance(rng, random.Random) else random.Random(rng)
@@ -139,6 +146,7 @@ def findings(model: Model, invariants: Sequence[Invariant], *, rng: random.Rando
     uniform = range(starts, starts + count - count // 2)  # the other states are reachable
     ps = probes(model, invariants)
     answers = (scalar(schema, ps, states), vector(schema, ps, states), symbolic(schema, ps, states))
+    native = None if compiled is None else compiled.outcomes(states, len(invariants))
     first: dict[tuple[str, str], Disagreement] = {}
     counts: dict[tuple[str, str], int] = {}
     leaks: dict[str, OutOfRange] = {}
@@ -152,12 +160,13 @@ def findings(model: Model, invariants: Sequence[Invariant], *, rng: random.Rando
                     found = leaks.get(p.family) or _out_of_range(schema, p, state, s)
                     leaks[p.family] = dataclasses.replace(found, count=found.count + (p.family in leaks))
                 continue  # the engines never take this step from an unreachable state
-            if _agree(s, v, z):
+            c = s if native is None else native[k][i]
+            if _agree(s, v, z) and (c is None or c == s):
                 continue
             key = (p.family, p.part)
             counts[key] = counts.get(key, 0) + 1
             if key not in first:
-                first[key] = _disagreement(schema, p, state, s, v, z)
+                first[key] = _disagreement(schema, p, state, s, v, z, None if native is None else (c,))
     return list(leaks.values()), [dataclasses.replace(d, count=counts[key]) for key, d in first.items()]
 
 
@@ -173,13 +182,16 @@ def _agree(s: Answer, v: Answer, z: Answer) -> bool:
     return (v is None or v == s) and z == s  # a vector effect is not run where its guard is false
 
 
-def _disagreement(schema: Schema, p: Probe, state: State, s: Answer, v: Answer, z: Answer) -> Disagreement:
+def _disagreement(schema: Schema, p: Probe, state: State, s: Answer, v: Answer, z: Answer,
+                  compiled: tuple[Answer] | None = None) -> Disagreement:
+    outcomes = (s, v, z, *(compiled or ()))
     if p.part == "effect":
-        changed = _changed_positions(state, (s, v, z))
-        a, b, c = (_writes(schema, state, o, changed) for o in (s, v, z))
+        changed = _changed_positions(state, outcomes)
+        shown = [_writes(schema, state, o, changed) for o in outcomes]
     else:
-        a, b, c = (repr(o) for o in (s, v, z))
-    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), a, b, c, count=1)
+        shown = [repr(o) for o in outcomes]
+    return Disagreement(p.subject, p.part, defined_at(p.fn), show_state(schema, state), shown[0], shown[1], shown[2],
+                        count=1, compiled=shown[3] if compiled else None)
 
 
 def _changed_positions(state: State, outcomes: Sequence[Answer]) -> list[int]:

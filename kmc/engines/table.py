@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from kmc.engines.compiled import ENGINE as COMPILED
 from kmc.engines.explicit import DFS, SCALAR
 from kmc.engines.interface import Engine
 from kmc.engines.spark import ENGINE as SPARK
@@ -10,7 +11,7 @@ from kmc.engines.symbolic import ENGINE as Z3
 from kmc.engines.vector import ENGINE as VECTOR
 from kmc.errors import BadInput
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (VECTOR, SCALAR, DFS, SPARK, Z3)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (VECTOR, SCALAR, DFS, SPARK, Z3, COMPILED)}
 DEFAULT = VECTOR.name
 
 

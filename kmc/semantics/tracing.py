@@ -23,12 +23,31 @@ class DataDependentBranch(TypeError):
 class Term:
     """A state-dependent value under the tracing backend: arithmetic and comparison give
     new terms; `bool()`, `int()`, use as a list index and hashing (a dict key, a set member)
-    are refused."""
+    are refused.
 
-    __slots__ = ("text",)
+    A term is a leaf (a state position, `args` None, `op` its name) or an operation over
+    terms and constants: a Python operator (`op` "+", "<", ..., two args), "neg", or a lifted
+    operation by its name ("ite", "and", "at", ...). Its text is built when first shown;
+    kmc/semantics/compiled/ reads the structure."""
 
-    def __init__(self, text: str):
-        self.text = text
+    __slots__ = ("op", "args", "_text")
+
+    def __init__(self, op: str, args: tuple[Any, ...] | None = None):
+        self.op = op
+        self.args = args
+        self._text: str | None = op if args is None else None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            a = self.args or ()
+            if self.op in OPERATORS:
+                self._text = f"({a[0]!r} {self.op} {a[1]!r})"
+            elif self.op == "neg":
+                self._text = f"-{a[0]!r}"
+            else:
+                self._text = f"{self.op}({', '.join(map(repr, a))})"
+        return self._text
 
     def __repr__(self) -> str:
         return self.text
@@ -46,8 +65,7 @@ class Term:
         raise DataDependentBranch(f"state-dependent term {self.text} used as a dict key or set member")
 
     def _op(self, op: str, other: Any, swap: bool = False) -> Term:
-        a, b = (other, self) if swap else (self, other)
-        return Term(f"({a} {op} {b})")
+        return Term(op, (other, self) if swap else (self, other))
 
     def __add__(self, o: Any) -> Term: return self._op("+", o)
     def __radd__(self, o: Any) -> Term: return self._op("+", o, True)
@@ -61,7 +79,10 @@ class Term:
     def __ge__(self, o: Any) -> Term: return self._op(">=", o)
     def __eq__(self, o: Any) -> Term: return self._op("==", o)  # type: ignore[override]
     def __ne__(self, o: Any) -> Term: return self._op("!=", o)  # type: ignore[override]
-    def __neg__(self) -> Term: return Term(f"-{self}")
+    def __neg__(self) -> Term: return Term("neg", (self,))
+
+
+OPERATORS = ("+", "-", "*", "<", "<=", ">", ">=", "==", "!=")
 
 
 class Tracing:
@@ -71,7 +92,7 @@ class Tracing:
 
     @staticmethod
     def _call(op: str, *xs: Any) -> Term:
-        return Term(f"{op}({', '.join(map(repr, xs))})")
+        return Term(op, xs)
 
     def ite(self, c: Any, a: Any, b: Any) -> Any:
         return self._call("ite", c, a, b)

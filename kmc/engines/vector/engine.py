@@ -83,6 +83,8 @@ class NextLevel:
 
 
 class Search:
+    engine = "vector"  # the name results and errors give
+
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits, options: SearchOptions,
                  progress: ProgressHook | None, properties: Sequence[Property] = ()):
         self.started = time.perf_counter()
@@ -95,7 +97,7 @@ class Search:
         self.limits = limits
         self.options = options
         self.progress = progress
-        self.step = LevelStep(model, invariants, options.symmetry)
+        self.step = self.level_step(model, invariants, options)
         self.schema = model.schema
         self.fmt = self.step.fmt
         # keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
@@ -110,6 +112,10 @@ class Search:
         self.generated = 0
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if options.coverage else None
+
+    def level_step(self, model: Model, invariants: Sequence[Invariant], options: SearchOptions) -> LevelStep:
+        """How a chunk of a level is expanded (the compiled engine's runs native kernels)."""
+        return LevelStep(model, invariants, options.symmetry)
 
     # -- the search ----------------------------------------------------------------------
 
@@ -163,7 +169,7 @@ class Search:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
         distinct = len(self.visited)
         links = self._traces()
-        result = finish(self.model, "vector", self.started, self.violations, links.get,
+        result = finish(self.model, self.engine, self.started, self.violations, links.get,
                         distinct=distinct, generated=self.generated, depth=depth, stopped_by=self.stopped_by,
                         symmetry=self.step.symmetry is not None,
                         bytes_per_state=stored / distinct if distinct else None)
@@ -338,7 +344,7 @@ class Search:
         for state, (level, index) in self.found_at.items():
             first, path = self.path_of(level, index)
             paths[state] = (self.initial[first], path)
-        return replay_paths(self.model, paths, "vector")
+        return replay_paths(self.model, paths, self.engine)
 
     def path_of(self, level: int, index: int) -> tuple[int, list[int]]:
         """(index of the initial state, instance ids) of the path to a state of a level."""

@@ -1,0 +1,24 @@
+"""The compiled engine: the vector engine's breadth-first search (levels as packed keys, chunks,
+deduplication against the sorted visited set, parents and instance ids for traces), with the
+model's guards, effects and invariants run by native kernels (kmc/engines/compiled/step.py).
+
+Same distinct states, order, counts and counterexamples as the vector and scalar engines.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from kmc.engines.interface import SearchOptions
+from kmc.engines.vector import engine as vector
+from kmc.engines.vector.levelstep import LevelStep
+from kmc.model.core import Invariant, Model
+
+
+class Search(vector.Search):
+    engine = "compiled"
+
+    def level_step(self, model: Model, invariants: Sequence[Invariant], options: SearchOptions) -> LevelStep:
+        from kmc.engines.compiled.step import CompiledStep  # llvmlite, loaded by the runs that use it
+
+        return CompiledStep(model, invariants, options.symmetry)

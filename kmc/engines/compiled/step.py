@@ -1,0 +1,63 @@
+"""The level step on compiled kernels: the vector level step's blocks, keys and ranks, with every
+guard, effect and invariant run by the model's native kernels (kmc/semantics/compiled/).
+
+A chunk's states are unpacked by a kernel generated for the model's packing, and the successor
+kernels give each candidate's packed key directly (its parent's key plus the written digits'
+differences), so that no successor's state is built until it is known new: then its key is
+unpacked. Ranks are the vector step's (parent x instances + instance id), so the vector engine's
+deduplication keeps the scalar engine's order.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Sequence
+
+import numpy as np
+
+from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
+from kmc.errors import BadInput
+from kmc.model.core import Invariant, Model
+from kmc.semantics.compiled import cache, emit
+from kmc.semantics.compiled.kernels import Kernels
+
+
+class CompiledStep(LevelStep):
+    def __init__(self, model: Model, invariants: Sequence[Invariant], symmetry: bool):
+        if symmetry:
+            raise BadInput("the compiled engine does not take --symmetry (yet): use --engine vector with it")
+        super().__init__(model, invariants, False)
+        self.kernels = Kernels(model, invariants)
+        self.word = self.packing.word.astype(np.int64)
+        self.mult = self.packing.mult
+        module = cache.new_module(f"kmc unpack {self.packing.describe()}")
+        emit.unpack_kernel(module, self.packing.spans, self.packing.radix, list(self.packing.lo))
+        function, _, _ = cache.load(str(module))
+        self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
+
+    def rows_of(self, words: np.ndarray) -> np.ndarray:
+        """The states (states x positions, int64) packed in words (words x states)."""
+        words = np.ascontiguousarray(words, dtype=np.uint64)
+        n = words.shape[1]
+        rows = np.empty((n, self.schema.width), dtype=np.int64)
+        self._unpack(words.ctypes.data, n, self.schema.width, rows.ctypes.data)
+        return rows
+
+    def unpack(self, words: np.ndarray) -> Block:
+        rows = self.rows_of(words)
+        return Block(rows.T, rows, np.ascontiguousarray(words.T)[:, None, :])
+
+    def violating(self, cols: np.ndarray, k: int) -> np.ndarray:
+        return np.flatnonzero(~self.kernels.holds(cols.T, k))
+
+    def expand(self, block: Block, drop_stutter: bool = False) -> Candidates | None:
+        found = self.kernels.successors(block.rows, block.keys[:, 0, :], self.word, self.mult, drop=drop_stutter)
+        if not found.enabled.any():
+            return None
+
+        def build(order_rank: np.ndarray) -> Block:
+            keys = found.keys[:, found.slot[order_rank]]
+            rows = self.rows_of(keys)
+            return Block(rows.T, rows, np.ascontiguousarray(keys.T)[:, None, :])
+
+        return Candidates(found.keys, found.rank, build, found.enabled, found.stutter)

@@ -1,0 +1,369 @@
+"""Programs as LLVM IR (llvmlite's IR builder): a kernel per template, `expand` over them, and
+one kernel for the invariants.
+
+Every operation becomes one or two instructions over 64-bit integers (truth values are `i1`;
+a selection is a `select`, so a guard or an effect is straight-line code). `expand` loops over a
+chunk of states and calls every template's kernel on each (a state is read once); a template's
+kernel loops over its table's rows (one per instance): the guard; where it holds, the effect's
+values, their range check, and the successor's packed key: its parent's key plus (new - old) x
+multiplier at each written position, in 64-bit wrap-around arithmetic (the unsigned words'
+bits). Candidates are appended in (state, template) order; each one's rank (parent x
+instances + instance id) says where the scalar engine finds it.
+
+`expand`'s arguments (`SUCCESSOR_ARGS`), arrays as pointers to int64 unless said:
+  S (states x positions), n (states), width (positions), K (states x words: the keys), words,
+  tables (per template, the address of its table: a row per instance, its id, then the
+  varying slots), table_rows, table_cols (per template), count (the model's instances), word
+  and mult (per position: its key word, its multiplier), drop (leave out successors equal to
+  their parent), rows (write each successor's state to R and skip the range check), out_keys
+  (words x cap), cap, out_rank, out_stutter, slot (rank -> candidate; other entries
+  untouched), fill ([candidates, stutters], read and updated), enabled (per instance), err
+  ([instance + 1, state] where a written value leaves its range), R (candidates x positions).
+A template's kernel takes `TEMPLATE_ARGS`: one state's row and number, its table, its rows
+and columns, the rest as `expand`'s.
+The invariant kernel: `holds(S, n, width, k, out)` writes invariant k's truth per state (int8).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from llvmlite import ir
+
+from kmc.semantics.compiled.programs import Op, Program, Ref, Template
+
+I64 = ir.IntType(64)
+I8 = ir.IntType(8)
+I1 = ir.IntType(1)
+P64 = I64.as_pointer()
+P8 = I8.as_pointer()
+
+SUCCESSOR_ARGS = ("S", "n", "width", "K", "words", "tables", "table_rows", "table_cols", "count", "word", "mult", "drop", "rows",
+                  "out_keys", "cap", "out_rank", "out_stutter", "slot", "fill", "enabled", "err", "R")
+TEMPLATE_ARGS = ("row", "i", "width", "K", "words", "T", "nb", "tcols", "count", "word", "mult", "drop", "rows",
+                 "out_keys", "cap", "out_rank", "out_stutter", "slot", "fill", "enabled", "err", "R")
+_SCALARS = {"n", "i", "width", "words", "nb", "tcols", "count", "drop", "rows", "cap"}
+INVARIANT_ARGS = ("S", "n", "width", "k", "out")
+
+
+def c64(v: int) -> ir.Constant:
+    return ir.Constant(I64, int(v))
+
+
+def _function(module: ir.Module, name: str, args: Sequence[str], pointers: Callable[[str], ir.Type]
+              ) -> tuple[ir.Function, dict[str, ir.Value]]:
+    types = [I64 if a in _SCALARS or a == "k" else pointers(a) for a in args]
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name)
+    named = {}
+    for a, arg in zip(args, fn.args):
+        arg.name = a
+        if isinstance(arg.type, ir.PointerType):
+            arg.add_attribute("noalias")
+        named[a] = arg
+    return fn, named
+
+
+class _Loop:
+    """`for v in range(stop)` as blocks: the body is built between `__enter__` and `__exit__`;
+    `next_` is the block that goes on to the next iteration (a `continue`)."""
+
+    def __init__(self, b: ir.IRBuilder, stop: ir.Value, name: str):
+        self.b, self.stop, self.name = b, stop, name
+
+    def __enter__(self) -> _Loop:
+        b = self.b
+        here = b.block
+        b.position_at_start(b.function.entry_basic_block)  # allocas in the entry block: registers once optimised
+        self.counter = b.alloca(I64, name=self.name + ".at")
+        b.position_at_end(here)
+        b.store(c64(0), self.counter)
+        fn = b.function
+        self.head = fn.append_basic_block(self.name + ".head")
+        body = fn.append_basic_block(self.name + ".body")
+        self.next_ = fn.append_basic_block(self.name + ".next")
+        self.done = fn.append_basic_block(self.name + ".done")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.value = b.load(self.counter, name=self.name)
+        b.cbranch(b.icmp_signed("<", self.value, self.stop), body, self.done)
+        b.position_at_end(body)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        b = self.b
+        if not b.block.is_terminated:
+            b.branch(self.next_)
+        b.position_at_end(self.next_)
+        b.store(b.add(self.value, c64(1)), self.counter)
+        b.branch(self.head)
+        b.position_at_end(self.done)
+
+
+class _Values:
+    """A program's operations as instructions, on one state (`row`) and one table row (`trow`)."""
+
+    def __init__(self, b: ir.IRBuilder, p: Program, columns: dict[int, int], row: ir.Value, trow: ir.Value | None):
+        self.b, self.p, self.columns, self.row, self.trow = b, p, columns, row, trow
+        self.done: list[ir.Value] = []
+
+    def slot(self, k: int) -> ir.Value:
+        c = self.columns.get(k)
+        if c is None:
+            return c64(self.p.slots[k])
+        assert self.trow is not None
+        return self.b.load(self.b.gep(self.trow, [c64(c)], inbounds=True))
+
+    def read(self, position: ir.Value) -> ir.Value:
+        return self.b.load(self.b.gep(self.row, [position], inbounds=True))
+
+    def value(self, ref: Ref) -> ir.Value:
+        tag, k = ref
+        if tag == "n":
+            return self.done[k]
+        if tag == "r":
+            return self.read(self.slot(k))
+        if tag == "t":
+            v = self.slot(k)
+            return ir.Constant(I1, int(v.constant != 0)) if isinstance(v, ir.Constant) else self.b.icmp_signed("!=", v, c64(0))
+        return self.slot(k)
+
+    def int_(self, ref: Ref) -> ir.Value:
+        return self.as_int(self.value(ref))
+
+    def as_int(self, v: ir.Value) -> ir.Value:
+        return self.b.zext(v, I64) if v.type == I1 else v
+
+    def truth(self, ref: Ref) -> ir.Value:
+        v = self.value(ref)
+        return v if v.type == I1 else self.b.icmp_signed("!=", v, c64(0))
+
+    def run(self, ops: Sequence[Op]) -> None:
+        for op in ops:
+            self.done.append(self.emit(op))
+
+    def emit(self, op: Op) -> ir.Value:
+        b, r, o = self.b, op.refs, op.op
+        if o in _ARITH:
+            return getattr(b, _ARITH[o])(self.int_(r[0]), self.int_(r[1]))
+        if o in _COMPARE:
+            return b.icmp_signed(o, self.int_(r[0]), self.int_(r[1]))
+        if o == "neg":
+            return b.sub(c64(0), self.int_(r[0]))
+        if o in ("and", "all", "forall", "or", "any", "exists"):
+            conj = o in ("and", "all", "forall")
+            out: ir.Value = ir.Constant(I1, int(conj))
+            for x in r:
+                out = (b.and_ if conj else b.or_)(out, self.truth(x))
+            return out
+        if o == "not":
+            return b.not_(self.truth(r[0]))
+        if o == "implies":
+            return b.or_(b.not_(self.truth(r[0])), self.truth(r[1]))
+        if o == "iff":
+            return b.icmp_unsigned("==", self.truth(r[0]), self.truth(r[1]))
+        if o in ("min", "max"):
+            out = self.int_(r[0])
+            for x in r[1:]:
+                y = self.int_(x)
+                out = b.select(b.icmp_signed("<" if o == "min" else ">", out, y), out, y)
+            return out
+        if o == "count":
+            out = c64(0)
+            for x in r:
+                out = b.add(out, b.zext(self.truth(x), I64))
+            return out
+        if o == "ite":
+            pick = self.truth if op.kind == "t" else self.int_
+            return b.select(self.truth(r[0]), pick(r[1]), pick(r[2]))
+        if o == "at":  # index <= k selects element k: out-of-range indices clip
+            pick = self.truth if op.kind == "t" else self.int_
+            index, elements = self.int_(r[0]), r[1:]
+            out = pick(elements[-1])
+            for k in range(len(elements) - 2, -1, -1):
+                out = b.select(b.icmp_signed("<=", index, c64(k)), pick(elements[k]), out)
+            return out
+        if o == "read_at":  # the index clipped to [0, size - 1]
+            x = self.int_(r[0])
+            x = b.select(b.icmp_signed("<", x, c64(0)), c64(0), x)
+            x = b.select(b.icmp_signed(">", x, c64(op.size - 1)), c64(op.size - 1), x)
+            return self.read(b.add(self.slot(op.start), x))
+        raise AssertionError(o)
+
+
+_ARITH = {"+": "add", "-": "sub", "*": "mul"}
+_COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def successor_kernel(module: ir.Module, name: str, tpl: Template) -> None:
+    """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`)."""
+    fn, a = _function(module, name, TEMPLATE_ARGS, lambda _: P64)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")  # each template compiled on its own: LLVM's time stays linear
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    def at(ptr: ir.Value, index: ir.Value) -> ir.Value:
+        return b.gep(ptr, [index], inbounds=True)
+
+    c = b.alloca(I64, name="c")
+    st = b.alloca(I64, name="st")
+    b.store(b.load(at(a["fill"], c64(0))), c)
+    b.store(b.load(at(a["fill"], c64(1))), st)
+    p = tpl.program
+
+    def finish() -> None:
+        b.store(b.load(c), at(a["fill"], c64(0)))
+        b.store(b.load(st), at(a["fill"], c64(1)))
+
+    i, row = a["i"], a["row"]
+    with _Loop(b, a["nb"], "b") as lb:
+        trow = at(a["T"], b.mul(lb.value, a["tcols"]))
+        v = _Values(b, p, tpl.columns, row, trow)
+        v.run(p.ops[:p.guard_ops])
+        effect = fn.append_basic_block("effect")
+        b.cbranch(v.truth(p.guard), effect, lb.next_)
+        b.position_at_end(effect)
+        v.run(p.ops[p.guard_ops:])
+        iid = b.load(trow)
+        counted = at(a["enabled"], iid)
+        b.store(b.add(b.load(counted), c64(1)), counted)
+        rank = b.add(b.mul(i, a["count"]), iid)
+        # the written values and their positions, stored in two small arrays: each write is two
+        # stores here, and the checks and the key below are loops over them (the code stays small)
+        count = c64(len(p.writes))
+        xs, ps, moved, bad = _locals(b, len(p.writes))
+        for n, (pos_slot, ref) in enumerate(p.writes):
+            b.store(v.int_(ref), at(xs, c64(n)))
+            b.store(v.slot(pos_slot), at(ps, c64(n)))
+        copy, check, emit = (fn.append_basic_block(x) for x in ("copy", "check", "emit"))
+        b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, check)
+        b.position_at_end(copy)  # the successor's state, whole
+        out_row = at(a["R"], b.mul(b.load(c), a["width"]))
+        with _Loop(b, a["width"], "j") as lj:
+            b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
+        with _Loop(b, count, "wr") as lw:
+            b.store(b.load(at(xs, lw.value)), at(out_row, b.load(at(ps, lw.value))))
+        b.branch(emit)
+        b.position_at_end(check)  # every written value in its range; whether any changes the state
+        b.store(c64(0), moved)
+        b.store(c64(0), bad)
+        with _Loop(b, count, "chk") as lw:
+            x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
+            low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
+            high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
+            out = b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high))
+            b.store(b.or_(b.load(bad), b.zext(out, I64)), bad)
+            b.store(b.or_(b.load(moved), b.zext(b.icmp_signed("!=", x, b.load(at(row, pos))), I64)), moved)
+        fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
+        b.cbranch(b.icmp_signed("!=", b.load(bad), c64(0)), fail, good)
+        b.position_at_end(fail)
+        b.store(b.add(iid, c64(1)), at(a["err"], c64(0)))
+        b.store(i, at(a["err"], c64(1)))
+        finish()
+        b.ret_void()
+        b.position_at_end(good)
+        stutter = fn.append_basic_block("stutter")
+        still = b.icmp_signed("==", b.load(moved), c64(0))
+        b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), still), stutter, emit)
+        b.position_at_end(stutter)
+        s = b.load(st)
+        b.store(rank, at(a["out_stutter"], s))
+        b.store(b.add(s, c64(1)), st)
+        b.branch(lb.next_)
+        b.position_at_end(emit)  # the key: the parent's plus (new - old) x multiplier per write
+        cv = b.load(c)
+        key = at(a["K"], b.mul(i, a["words"]))
+        with _Loop(b, a["words"], "w") as lw:
+            b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
+        with _Loop(b, count, "upd") as lw:
+            x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
+            w = b.load(at(a["word"], pos))
+            m = b.load(at(a["mult"], pos))
+            cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
+            b.store(b.add(b.load(cell), b.mul(b.sub(x, b.load(at(row, pos))), m)), cell)
+        b.store(rank, at(a["out_rank"], cv))
+        b.store(cv, at(a["slot"], rank))
+        b.store(b.add(cv, c64(1)), c)
+    finish()
+    b.ret_void()
+
+
+def _locals(b: ir.IRBuilder, writes: int) -> tuple[ir.Value, ...]:
+    """Stack slots in the entry block: the written values, their positions, two flags."""
+    here = b.block
+    b.position_at_start(b.function.entry_basic_block)
+    out = (b.alloca(I64, size=max(writes, 1), name="xs"), b.alloca(I64, size=max(writes, 1), name="ps"),
+           b.alloca(I64, name="moved"), b.alloca(I64, name="bad"))
+    b.position_at_end(here)
+    return out
+
+
+def driver(module: ir.Module, names: Sequence[str]) -> None:
+    """`expand` (arguments: SUCCESSOR_ARGS): for each state of the chunk, every template's
+    kernel in turn (each state read once, candidates appended in state order); it stops at the
+    first value out of range."""
+    fn, a = _function(module, "expand", SUCCESSOR_ARGS, lambda _: P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    kernels = [module.get_global(n) for n in names]
+    with _Loop(b, a["n"], "i") as li:
+        i = li.value
+        row = b.gep(a["S"], [b.mul(i, a["width"])], inbounds=True)
+        for t, kernel in enumerate(kernels):
+            table = b.inttoptr(b.load(b.gep(a["tables"], [c64(t)], inbounds=True)), P64)
+            nb = b.load(b.gep(a["table_rows"], [c64(t)], inbounds=True))
+            tcols = b.load(b.gep(a["table_cols"], [c64(t)], inbounds=True))
+            args = {**a, "row": row, "i": i, "T": table, "nb": nb, "tcols": tcols}
+            b.call(kernel, [args[x] for x in TEMPLATE_ARGS])
+            failed, ok = fn.append_basic_block(f"failed{t}"), fn.append_basic_block(f"ok{t}")
+            b.cbranch(b.icmp_signed("!=", b.load(a["err"]), c64(0)), failed, ok)
+            b.position_at_end(failed)
+            b.ret_void()
+            b.position_at_end(ok)
+    b.ret_void()
+
+
+def invariant_kernel(module: ir.Module, programs: Sequence[Program]) -> None:
+    """`holds(S, n, width, k, out)`: invariant k's truth on each state (0 or 1, int8)."""
+    fn, a = _function(module, "holds", INVARIANT_ARGS, lambda x: P8 if x == "out" else P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    end = fn.append_basic_block("end")
+    switch = b.switch(a["k"], end)
+    for k, p in enumerate(programs):
+        block = fn.append_basic_block(f"inv{k}")
+        switch.add_case(c64(k), block)
+        b.position_at_end(block)
+        with _Loop(b, a["n"], "i") as li:
+            row = b.gep(a["S"], [b.mul(li.value, a["width"])], inbounds=True)
+            v = _Values(b, p, {}, row, None)
+            v.run(p.ops)
+            b.store(b.zext(v.truth(p.guard), I8), b.gep(a["out"], [li.value], inbounds=True))
+        b.branch(end)
+    b.position_at_end(end)
+    b.ret_void()
+
+
+def unpack_kernel(module: ir.Module, spans: Sequence[tuple[int, int]], radix: Sequence[int], lo: Sequence[int]) -> None:
+    """`unpack(packed, n, width, out)`: the states (n x width) packed in words (packed: words x n)."""
+    fn, a = _function(module, "unpack", ("packed", "n", "width", "out"), lambda _: P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    with _Loop(b, a["n"], "i") as li:
+        i = li.value
+        row = b.gep(a["out"], [b.mul(i, a["width"])], inbounds=True)
+        for w, (s, e) in enumerate(spans):
+            rest = b.load(b.gep(a["packed"], [b.add(b.mul(c64(w), a["n"]), i)], inbounds=True))
+            for j in range(e - 1, s - 1, -1):
+                q = int(radix[j])
+                digit = rest if j == s else b.urem(rest, c64(q))
+                b.store(b.add(digit, c64(lo[j])), b.gep(row, [c64(j)], inbounds=True))
+                if j != s:
+                    rest = b.udiv(rest, c64(q))
+    b.ret_void()
+
+
+def ranges(module: ir.Module, lo: Sequence[int], hi: Sequence[int]) -> None:
+    """The globals LO and HI: each position's range, for writes at positions a table gives."""
+    for name, values in (("LO", lo), ("HI", hi)):
+        ty = ir.ArrayType(I64, len(values))
+        g = ir.GlobalVariable(module, ty, name)
+        g.global_constant = True
+        g.linkage = "internal"
+        g.initializer = ir.Constant(ty, [int(x) for x in values])

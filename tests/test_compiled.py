@@ -1,0 +1,168 @@
+"""The compiled interpretation and the compiled engine.
+
+Second computation: the vector engine (itself held to the scalar reference by
+tests/test_vector_parity.py) on the same configuration gives the same distinct and generated
+states, depth, verdicts and counterexamples, step by step; the differential check compares the
+compiled interpretation with the scalar, vector and z3 ones on drawn states, and names a
+kernel planted wrong. Kernels are compiled into the user's cache (`$XDG_CACHE_HOME/kmc/kernels`)
+and loaded from it on later runs; the cache test uses a directory of its own.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from kmc import registry
+from kmc.api import CheckResult, Limits, SearchOptions, check
+from kmc.contract.differential import differences
+from kmc.semantics.compiled import cache
+from kmc.semantics.compiled.kernels import Kernels
+from kmc.traces.replay import replay
+from tests.conftest import build
+
+TWO_PC = "examples/two_phase_commit/model.py"
+KRAFT_TWO = dict(brokers=2, replication_factor=2, init_isr_size=2)
+
+
+def outcome(result: CheckResult) -> dict[str, Any]:
+    """Everything the two engines must agree on."""
+    return {
+        "distinct": result.distinct_states,
+        "generated": result.generated_states,
+        "depth": result.depth,
+        "stopped_by": result.stopped_by,
+        "verdicts": {
+            name: (v.holds, v.states, None if v.trace is None else
+                   [(None if s.instance is None else s.instance.label, s.state) for s in v.trace.steps])
+            for name, v in result.invariants.items()
+        },
+    }
+
+
+def assert_same_run(name: str, limits: Limits = Limits(), search: SearchOptions = SearchOptions(keep_going=True),
+                    **settings: Any) -> CheckResult:
+    model, invariants = build(name, **settings)
+    want = check(model, invariants, engine="vector", limits=limits, search=search)
+    got = check(model, invariants, engine="compiled", limits=limits, search=search)
+    assert outcome(got) == outcome(want)
+    assert got.engine == "compiled"
+    for inv in invariants:
+        trace = got.invariants[inv.name].trace
+        if trace is not None:
+            replay(trace, inv)
+    return got
+
+
+MODELS = [
+    *[("replication", dict(mode=m)) for m in registry.model_class("replication").modes],
+    pytest.param("replication", dict(mode="hw", replicas=3), marks=pytest.mark.slow),  # 43 s on the shared machine
+    *[("fetch", dict(mode=m)) for m in registry.model_class("fetch").modes],
+    *[("idempotence", dict(mode=m)) for m in registry.model_class("idempotence").modes],
+    *[("transactions", dict(mode=m)) for m in registry.model_class("transactions").modes],
+    *[("kraft", dict(KRAFT_TWO, mode=m, min_insync_replicas=2)) for m in registry.model_class("kraft").modes],
+    *[("kraft", dict(KRAFT_TWO, mode=m, fence_broker_limit=1)) for m in registry.model_class("kraft").modes],
+    ("kraft", dict(KRAFT_TWO, mode="v3.5", unclean_shutdown_limit=1)),
+    (TWO_PC, dict(rms=3)),
+]
+
+
+def case_id(name: str, settings: dict[str, Any], *rest: Any) -> str:
+    return "-".join([name.split("/")[-2] if "/" in name else name, *(f"{k}={v}" for k, v in settings.items()),
+                     *map(str, rest)])
+
+
+def cases(rows: list[Any]) -> list[Any]:
+    """Rows as pytest params named by case_id (a row given as pytest.param keeps its marks)."""
+    return [pytest.param(*r.values, marks=r.marks, id=case_id(*r.values)) if hasattr(r, "values")
+            else pytest.param(*r, id=case_id(*r)) for r in rows]
+
+
+@pytest.mark.parametrize("name,settings", cases(MODELS))
+def test_the_compiled_engine_is_the_vector_engine(name: str, settings: dict[str, Any]) -> None:
+    assert_same_run(name, **settings)
+
+
+@pytest.mark.parametrize("limits", [Limits(), Limits(max_states=700), Limits(max_depth=6)],
+                         ids=["first-violation", "max-states", "max-depth"])
+def test_limits_stop_both_engines_at_the_same_state(limits: Limits) -> None:
+    """The first violation (a shortest trace), --max-states and --max-depth cut the same run."""
+    assert_same_run("kraft", limits, SearchOptions(), **KRAFT_TWO, mode="v3.5", min_insync_replicas=2, fence_broker_limit=1,
+                    unclean_shutdown_limit=1)
+
+
+def test_two_phase_commit_at_tlc_s_count() -> None:
+    """2PC with 3 RMs: 288 states (TLC, and Stateright's figure, examples/two_phase_commit/README.md)."""
+    assert assert_same_run(TWO_PC, rms=3).distinct_states == 288
+
+
+@pytest.mark.slow
+def test_kraft_lrs_bounds() -> None:
+    """kip966, 2 brokers, MinISR 2, one fence, one unclean shutdown: 290,764 states, depth 41,
+    every invariant holding (TLC on what kmc keeps: tests/reference/tlc-kraft-kmc-view.md)."""
+    model, invariants = build("kraft", **KRAFT_TWO, mode="kip966", min_insync_replicas=2, fence_broker_limit=1,
+                              unclean_shutdown_limit=1)
+    got = check(model, invariants, engine="compiled", search=SearchOptions(keep_going=True))
+    assert (got.distinct_states, got.depth) == (290764, 41)
+    assert all(v.holds for v in got.invariants.values())
+
+
+# -- the differential check -------------------------------------------------------------------------
+
+LRS = dict(KRAFT_TWO, mode="kip966", min_insync_replicas=2, fence_broker_limit=1, unclean_shutdown_limit=1)
+DIFFERENTIAL = [("replication", dict(mode="kip320"), 200), ("replication", dict(mode="hw", replicas=3), 200),
+                ("fetch", {}, 200), ("idempotence", {}, 200), ("transactions", {}, 200),
+                ("transactions", dict(mode="kip98"), 200), ("kraft", LRS, 40), (TWO_PC, dict(rms=3), 200),
+                pytest.param("kraft", LRS, 200, marks=pytest.mark.slow)]  # z3's terms: 113 s
+
+
+@pytest.mark.parametrize("name,settings,count", cases(DIFFERENTIAL))
+def test_the_four_interpretations_agree(name: str, settings: dict[str, Any], count: int) -> None:
+    model, invariants = build(name, **settings)
+    found = differences(model, invariants, rng=random.Random(29), count=count, compiled=Kernels(model, invariants))
+    assert [str(d) for d in found] == []
+
+
+def test_a_kernel_planted_wrong_is_named() -> None:
+    """One kernel's IR edited (its first comparison negated: `icmp eq` becomes `icmp ne`) and
+    compiled: the differential check names that action family, and only it."""
+    model, invariants = build("replication", mode="kip320")
+    kernels = Kernels(model, invariants)
+    text, names, _ = kernels.ir()
+    target = names.index(next(n for n in names if n.endswith("_become_leader")))
+    start = text.index(f'void @"{names[target]}"')
+    end = text.index("\n}\n", start)
+    body = text[start:end]
+    assert "icmp eq" in body
+    kernels.use(cache.load(text[:start] + body.replace("icmp eq", "icmp ne", 1) + text[end:])[0])
+    found = differences(model, invariants, rng=random.Random(29), count=200, compiled=kernels)
+    assert found, "the planted kernel went unnoticed"
+    assert {d.subject.split("(")[0] for d in found} == {"action become_leader"}
+    d = found[0]
+    assert d.compiled is not None and d.compiled != d.scalar and d.vector == d.scalar and d.z3 == d.scalar
+    print(d)
+
+
+# -- the cache ----------------------------------------------------------------------------------------
+
+
+def test_kernels_are_compiled_once_per_model_and_settings(tmp_path: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    model, invariants = build(TWO_PC, rms=3)
+    assert Kernels(model, invariants).compiled_now
+    assert not Kernels(model, invariants).compiled_now  # the model's fingerprint finds the object file
+    files = sorted(p.suffix for p in (tmp_path / "kmc" / "kernels").iterdir())
+    assert files == [".npz", ".o"]
+    other, _ = build(TWO_PC, rms=4)
+    assert Kernels(other, invariants).compiled_now
+    assert Kernels(model, invariants[:1]).compiled_now  # another invariant kernel, another model fingerprint
+    assert len(list((tmp_path / "kmc" / "kernels").glob("*.npz"))) == 3
+
+
+def test_symmetry_is_refused_in_one_line(run_kmc: Any) -> None:
+    rc, out, err = run_kmc("check", "replication", "--engine", "compiled", "--symmetry", "--no-properties")
+    assert rc == 2
+    assert err.strip().splitlines() == ["kmc: error: the compiled engine does not reduce by symmetry: --symmetry "
+                                        "is for the vector, scalar, dfs, spark engines"]
