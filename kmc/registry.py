@@ -12,9 +12,10 @@ traces) in one of three ways:
   import its neighbours.
 
 A model's invariants (and the lemmas `kmc prove` may use) are `invariants(model)` and
-`lemmas(model)` in the module its class names in `invariants_module` (kmc's models:
-kmc.invariants.<name>; a file's model: usually "invariants", the file beside it), or in the
-model's own module when it names none. A subclass inherits its parent's.
+`lemmas(model)` in the module whose `invariants` names the class by reference,
+`@for_model(Cls)`, or in the model's own module; a subclass inherits its parent's
+(kmc/invariants/pairing.py, the one resolver, shared with the Spark engine). A file or a
+package pairs them by importing its invariants module from the module kmc loads.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from types import ModuleType
 from typing import Any, Callable, TypeVar
 
 from kmc.errors import BadInput
+from kmc.invariants import fetch, idempotence, kraft, replication, transactions  # noqa: F401  each pairs its model
+from kmc.invariants import pairing
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
 
@@ -178,27 +181,6 @@ def _line_in(e: BaseException, path: Path) -> int | str:
 # -- invariants and lemmas -------------------------------------------------------------------
 
 
-def invariants_module(cls: type[Model]) -> ModuleType:
-    """The module holding a model class's `invariants(model)` (and `lemmas(model)`)."""
-    name = getattr(cls, "invariants_module", None)
-    home = sys.modules[cls.__module__]
-    if not name:
-        return home
-    folder = Path(getattr(home, "__file__", "") or ".").parent
-    sibling = folder / f"{name}.py"
-    if "." not in name and home.__spec__ is not None and home.__spec__.parent == "" and sibling.is_file():
-        return import_file(sibling.resolve())  # a file's neighbour, whatever else bears its name
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise BadInput(f"model {cls.name}: invariants_module {name!r} cannot be imported ({e})") from e
-
-
-def _builder(cls: type[Model], function: str) -> Callable[[Model], list[Invariant]] | None:
-    fn = getattr(invariants_module(cls), function, None)
-    return fn if callable(fn) else None
-
-
 def model_class(spec: str, base: Path | None = None) -> type[Model]:
     return resolve(spec, base).cls
 
@@ -211,10 +193,11 @@ def build(spec: str, base: Path | None = None, **settings: Any) -> tuple[Model, 
 
 
 def invariants_of(model: Model) -> list[Invariant]:
-    make = _builder(type(model), "invariants")
+    make = pairing.function(type(model), "invariants")
     if make is None:
-        where = getattr(type(model), "invariants_module", None) or type(model).__module__
-        raise BadInput(f"model {model.name}: no invariants(model) function in {where}")
+        raise BadInput(f"model {model.name}: no invariants: define invariants(model) in {type(model).__module__}, "
+                       f"or decorate it with @for_model({type(model).__name__}) (kmc.invariants.pairing) "
+                       "in a module imported with the model")
     return list(make(model))
 
 
@@ -222,13 +205,13 @@ def lemmas(spec: str, model: Model) -> list[Invariant]:
     """The model's strengthening lemmas (invariants that help k-induction, documented with
     the model's invariants); `kmc check` leaves them out: they are proof aids, and some are
     true only in the modes whose proofs use them."""
-    make = _builder(type(model), "lemmas")
+    make = pairing.function(type(model), "lemmas")
     return [] if make is None else list(make(model))
 
 
 def properties_of(model: Model) -> list[Property]:
     """The model's liveness properties: `properties(model)` beside `invariants(model)`, if any."""
-    make = _builder(type(model), "properties")
+    make = pairing.function(type(model), "properties")
     return [] if make is None else list(make(model))  # type: ignore[arg-type]
 
 

@@ -8,7 +8,7 @@ lifted operations of a backend `X`, so every interpretation runs them):
     always eventually P   []<>P       P holds infinitely often
     eventually always P   <>[]P       from some point on, P holds for ever
 
-It is declared where invariants are, in the model's `invariants_module`, by a function
+It is declared where invariants are, in the module of the model's `invariants(model)`, by a function
 `properties(model)` beside `invariants(model)`:
 
     @eventually("elected", fair=[weak("elect_leader")])
