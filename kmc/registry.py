@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from kmc.errors import BadInput
 from kmc.invariants import fetch, idempotence, kraft, replication, transactions  # noqa: F401  each pairs its model
@@ -212,7 +212,7 @@ def lemmas(spec: str, model: Model) -> list[Invariant]:
 def properties_of(model: Model) -> list[Property]:
     """The model's liveness properties: `properties(model)` beside `invariants(model)`, if any."""
     make = pairing.function(type(model), "properties")
-    return [] if make is None else list(make(model))  # type: ignore[arg-type]
+    return [] if make is None else list(make(model))
 
 
 N = TypeVar("N", Invariant, Property)
