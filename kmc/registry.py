@@ -149,6 +149,8 @@ def import_file(path: Path, name: str | None = None) -> ModuleType:
     old = sys.modules.get(name)
     if old is not None and getattr(old, "__file__", None) and Path(old.__file__ or "").resolve() == path:
         return old
+    _forget_other_neighbours(path.parent)
+    _FOLDERS.add(path.parent)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise BadInput(f"{path}: cannot be imported as a Python module")
@@ -165,6 +167,18 @@ def import_file(path: Path, name: str | None = None) -> ModuleType:
         sys.modules.pop(name, None)
         raise BadInput(f"{path}:{_line_in(e, path)}: {type(e).__name__}: {e}") from e
     return module
+
+
+_FOLDERS: set[Path] = set()  # the folders of the model files imported
+
+
+def _forget_other_neighbours(folder: Path) -> None:
+    """Forget the modules that another model file's folder gave the names of this folder's
+    files (two models' `invariants.py`), so that a file imports its own neighbours."""
+    for sibling in folder.glob("*.py"):
+        file = getattr(sys.modules.get(sibling.stem), "__file__", None)
+        if file and Path(file).resolve().parent in _FOLDERS - {folder}:
+            del sys.modules[sibling.stem]
 
 
 def _line_in(e: BaseException, path: Path) -> int | str:

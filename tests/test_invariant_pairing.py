@@ -183,3 +183,18 @@ def test_a_model_without_invariants_says_how_to_pair_them(tmp_path: Path) -> Non
             registry.build(str(folder / "pair_counter.py"))
     finally:
         sys.path.remove(str(folder))
+
+
+def test_two_model_files_with_same_named_invariants_files_each_get_their_own(tmp_path: Path) -> None:
+    """A model file imports its neighbour `import pair_counter_checks`; another folder's file of
+    that name, loaded before, does not stand in for it."""
+    first, second = write_files(tmp_path / "first"), write_files(tmp_path / "second")
+    try:
+        one, _ = registry.build(str(first))
+        two, invariants = registry.build(str(second))
+        assert type(one) is not type(two)
+        assert pairing.home(type(two)).__file__ == str(second.parent / "pair_counter_checks.py")  # type: ignore[union-attr]
+        assert [i.name for i in invariants] == EXPECTED[0]
+    finally:
+        for folder in (first.parent, second.parent):
+            sys.path.remove(str(folder))
