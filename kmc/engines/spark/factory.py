@@ -10,9 +10,10 @@ builds `Class(**settings)` and selects the named invariants from `function(model
 takes the model's `invariants(model)` as every route finds it (kmc/invariants/pairing.py:
 declared by `@for_model`, or in the model's own module). The factory is then checked on the
 driver: rebuilding it must give the same class, settings, schema, action instances (in the
-same order), initial states and invariants (the same predicate code). Executors check the same `fingerprint` after building: a node
-with another version of a model file, or a model whose instance order depends on the hash
-seed, fails loudly instead of exploring another state space.
+same order), initial states and invariants (the same predicate code). Executors check the
+same `fingerprint` after building: a node with another version of a model file, or a model
+whose instance order depends on the hash seed, fails loudly instead of exploring another
+state space.
 
 Modules the executors cannot import by name are shipped with `SparkContext.addPyFile` (Spark's
 local masters too: their Python workers share the driver's files but not its sys.path): a
