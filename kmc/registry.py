@@ -13,9 +13,10 @@ traces) in one of three ways:
   same name (a `json.py` beside the model is not `json`).
 
 A model's invariants (and the lemmas `kmc prove` may use) are `invariants(model)` and
-`lemmas(model)` in the module its class names in `invariants_module` (kmc's models:
-kmc.invariants.<name>; a file's model: usually "invariants", the file beside it), or in the
-model's own module when it names none. A subclass inherits its parent's.
+`lemmas(model)` in the module whose `invariants` names the class by reference,
+`@for_model(Cls)`, or in the model's own module; a subclass inherits its parent's
+(kmc/invariants/pairing.py, the one resolver, shared with the Spark engine). A file or a
+package pairs them by importing its invariants module from the module kmc loads.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 from kmc.errors import BadInput
+from kmc.invariants import fetch, idempotence, kraft, quorum, replication, transactions  # noqa: F401  each pairs its model
+from kmc.invariants import pairing
 from kmc.model import declared
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
@@ -154,6 +157,8 @@ def import_file(path: Path) -> ModuleType:
     old = sys.modules.get(name)
     if old is not None and _is_file(old, path):
         return old
+    _forget_other_neighbours(path.parent)
+    _FOLDERS.add(path.parent)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise BadInput(f"{path}: cannot be imported as a Python module")
@@ -203,6 +208,17 @@ def _is_file(module: ModuleType, path: Path) -> bool:
 def _same_file(file: str, path: Path) -> bool:
     return Path(file).resolve() == path
 
+_FOLDERS: set[Path] = set()  # the folders of the model files imported
+
+
+def _forget_other_neighbours(folder: Path) -> None:
+    """Forget the modules that another model file's folder gave the names of this folder's
+    files (two models' `invariants.py`), so that a file imports its own neighbours."""
+    for sibling in folder.glob("*.py"):
+        file = getattr(sys.modules.get(sibling.stem), "__file__", None)
+        if file and Path(file).resolve().parent in _FOLDERS - {folder}:
+            del sys.modules[sibling.stem]
+
 
 def _line_in(e: BaseException, path: Path) -> int | str:
     """The line of `path` the exception passed through last (or '?')."""
@@ -218,27 +234,6 @@ def _line_in(e: BaseException, path: Path) -> int | str:
 # -- invariants and lemmas -------------------------------------------------------------------
 
 
-def invariants_module(cls: type[Model]) -> ModuleType:
-    """The module holding a model class's `invariants(model)` (and `lemmas(model)`)."""
-    name = getattr(cls, "invariants_module", None)
-    home = sys.modules[cls.__module__]
-    if not name:
-        return home
-    folder = Path(getattr(home, "__file__", "") or ".").parent
-    sibling = folder / f"{name}.py"
-    if "." not in name and home.__spec__ is not None and home.__spec__.parent == "" and sibling.is_file():
-        return import_file(sibling.resolve())  # a file's neighbour (named apart when another module bears its name)
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise BadInput(f"model {cls.name}: invariants_module {name!r} cannot be imported ({e})") from e
-
-
-def _builder(cls: type[Model], function: str) -> Callable[[Model], list[Invariant]] | None:
-    fn = getattr(invariants_module(cls), function, None)
-    return fn if callable(fn) else None
-
-
 def model_class(spec: str, base: Path | None = None) -> type[Model]:
     return resolve(spec, base).cls
 
@@ -251,11 +246,11 @@ def build(spec: str, base: Path | None = None, **settings: Any) -> tuple[Model, 
 
 
 def invariants_of(model: Model) -> list[Invariant]:
-    make = _builder(type(model), "invariants")
+    make = pairing.function(type(model), "invariants")
     if make is None:
-        where = getattr(type(model), "invariants_module", None) or type(model).__module__
-        raise BadInput(f"model {model.name}: no invariants(model) function in {where}: define "
-                       "`def invariants(model) -> list[Invariant]` there, returning the model's invariants")
+        raise BadInput(f"model {model.name}: no invariants: define invariants(model) in {type(model).__module__}, "
+                       f"or decorate it with @for_model({type(model).__name__}) (kmc.invariants.pairing) "
+                       "in a module imported with the model")
     return declared.check_invariants(declared.call_listing(make, model, "invariants(model)"), make, Invariant,
                                      "invariants(model)")
 
@@ -264,7 +259,7 @@ def lemmas(spec: str, model: Model) -> list[Invariant]:
     """The model's strengthening lemmas (invariants that help k-induction, documented with
     the model's invariants); `kmc check` checks them only when named (`select_invariants`):
     they are proof aids, and some are true only in the modes whose proofs use them."""
-    make = _builder(type(model), "lemmas")
+    make = pairing.function(type(model), "lemmas")
     if make is None:
         return []
     return declared.check_invariants(declared.call_listing(make, model, "lemmas(model)"), make, Invariant,
@@ -273,7 +268,7 @@ def lemmas(spec: str, model: Model) -> list[Invariant]:
 
 def properties_of(model: Model) -> list[Property]:
     """The model's liveness properties: `properties(model)` beside `invariants(model)`, if any."""
-    make = _builder(type(model), "properties")
+    make = pairing.function(type(model), "properties")
     if make is None:
         return []
     return declared.check_invariants(declared.call_listing(make, model, "properties(model)"), make, Property,

@@ -14,6 +14,7 @@ from typing import Iterator
 import pytest
 
 import kmc
+from kmc.invariants import pairing
 from kmc.model.core import Model
 from tests.conftest import states_within
 
@@ -102,14 +103,14 @@ def test_the_violation_is_shortest(example: tuple[ModuleType, ModuleType]) -> No
 
 
 def test_every_action_is_named_after_a_spec_rule(example: tuple[ModuleType, ModuleType]) -> None:
-    model_mod, _ = example
+    model_mod, inv_mod = example
     model = model_mod.TwoPhaseCommit(rms=2)
     assert [a.name for a in model.actions()] == [
         "tm_rcv_prepared", "tm_commit", "tm_abort",
         "rm_prepare", "rm_choose_to_abort", "rm_rcv_commit_msg", "rm_rcv_abort_msg",
     ]
     assert all(a.doc for a in model.actions())
-    assert model.invariants_module == "invariants"
+    assert pairing.home(type(model)) is inv_mod  # invariants.py names the model: @for_model(TwoPhaseCommit)
 
 
 def test_rms_out_of_range_is_refused(example: tuple[ModuleType, ModuleType]) -> None:

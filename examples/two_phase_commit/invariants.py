@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from kmc.model.core import Backend, Bool, Invariant, StateView, invariant
 from model import ABORTED, COMMITTED, TwoPhaseCommit
 
@@ -33,5 +34,6 @@ def prepared_never_aborts(m: TwoPhaseCommit, s: StateView, X: Backend) -> Bool:
     return X.forall(m.RM, lambda r: X.implies(s.msg_prepared[r] == 1, s.rm_state[r] != ABORTED))
 
 
+@for_model(TwoPhaseCommit)
 def invariants(m: TwoPhaseCommit) -> list[Invariant]:
     return [type_ok(m.schema), consistency(m), prepared_never_aborts(m)]

@@ -53,7 +53,6 @@ class TwoPhaseCommit(Model):
         Option("mode", "tla", "tla: the TwoPhase specification as written", choices=tuple(MODES)),
         Option("rms", 3, "resource managers (the specification's constant RM)", min=1, max=12),
     )
-    invariants_module = "invariants"  # the module beside this file that defines invariants(model)
 
     def _build(self) -> None:
         n = self.settings["rms"]
@@ -168,3 +167,7 @@ class TwoPhaseCommit(Model):
         sent += ["Commit"] * v.msg_commit + ["Abort"] * v.msg_abort
         out["msgs"] = "{" + ", ".join(sent) + "}"
         return out
+
+
+# The invariants, beside this file, name this model (@for_model); imported last, as they import it.
+import invariants  # noqa: E402,F401

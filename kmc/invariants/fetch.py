@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from kmc.model.core import NONE, Backend, Bool, Invariant, StateView, invariant
 from kmc.model.fetch import Fetch
 from kmc.model.temporal import Property, always_eventually, weak
@@ -64,6 +65,7 @@ def writes_accepted(m: Fetch, s: StateView, X: Backend) -> Bool:
     return X.exists(m.R, lambda r: X.and_(current_leader(m, s, X, r), enough(r)))
 
 
+@for_model(Fetch)
 def invariants(m: Fetch) -> list[Invariant]:
     return [
         committed_never_lost(m),

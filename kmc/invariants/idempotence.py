@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from kmc.model.core import Backend, Bool, Invariant, StateView, invariant
 from kmc.model.idempotence import ACKED, UNSENT, Idempotence
 
@@ -33,6 +34,7 @@ def no_loss_of_acked(m: Idempotence, s: StateView, X: Backend) -> Bool:
         s.batch[b] == ACKED, X.exists(m.offsets, lambda o: X.and_(o < s.log_end, s.log[o] == b))))
 
 
+@for_model(Idempotence)
 def invariants(m: Idempotence) -> list[Invariant]:
     return [no_duplicates(m), in_order(m), no_loss_of_acked(m), type_ok(m.schema)]
 

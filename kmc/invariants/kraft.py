@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from kmc.model.core import Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.kraft import VALUE, Kraft
 from kmc.model.kraft_state import FENCED, FOLLOWER, LEADER, NIL_ROLE, RUNNING, STARTING, UNFENCED, broker_name
@@ -104,6 +105,7 @@ def min_isr_recovery_quorum(m: Kraft, s: StateView, X: Backend) -> Bool:
     return X.implies(empty, size == m.min_isr)
 
 
+@for_model(Kraft)
 def invariants(m: Kraft) -> list[Invariant]:
     found = [leader_completeness(m), leader_candidate_completeness(m), replication_quorum_superset(m),
              log_matching(m), metadata_log_matching(m), consistent_read(m), no_committed_record_lost_globally(m)]

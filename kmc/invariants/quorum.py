@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from dataclasses import replace
 
 from kmc.model.core import Backend, Bool, Invariant, StateView, invariant
@@ -98,6 +99,7 @@ def valid_roles_and_states(m: Quorum, s: StateView, X: Backend) -> Bool:
                   X.or_(s.state[a] == PROSPECTIVE, s.state[a] == CANDIDATE))))
 
 
+@for_model(Quorum)
 def invariants(m: Quorum) -> list[Invariant]:
     """The shipped cfg's INVARIANT list, in its order (kip996: the same properties under their
     kip996 names, Durability and ValidRolesAndStates of its own)."""

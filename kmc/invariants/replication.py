@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.replication import Replication
 from kmc.model.temporal import Property, always_eventually, eventually, strong, weak
@@ -48,6 +49,7 @@ def log_type_ok(m: Replication) -> Invariant:
     return Invariant("type-ok", holds, "every field within its range; empty log slots exactly at and above the end offset")
 
 
+@for_model(Replication)
 def invariants(m: Replication) -> list[Invariant]:
     return [weak_isr(m), strong_isr(m), leader_in_isr(m), log_type_ok(m)]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kmc.invariants.common import type_ok
+from kmc.invariants.pairing import for_model
 from kmc.model.core import NONE, Backend, Bool, Int, Invariant, StateView, invariant
 from kmc.model.temporal import Property, always_eventually, weak
 from kmc.model.transactions import Transactions
@@ -126,6 +127,7 @@ def exactly_once(m: Transactions, s: StateView, X: Backend) -> Bool:
     return X.forall(m.P, lambda p: X.forall(range(m.N), lambda k: committed_once(p, k)))
 
 
+@for_model(Transactions)
 def invariants(m: Transactions) -> list[Invariant]:
     """The model's invariants; `no-lost-writes` needs --end-txn-in-flight's ghost of what the
     producer was told."""

@@ -324,17 +324,15 @@ class Model:
     Subclasses set `name`, `summary`, `modes` (mode -> one-line meaning), `options` (the first
     is `mode`), and implement `_build()` to set `schema`, and `initial_states()`, `actions()`;
     building a model checks those declarations (kmc/model/declared.py).
-    Their invariants are `invariants(model)` in `invariants_module` (kmc's models:
-    kmc/invariants/<model>.py), or in the model's own module.
+    A model does not name its invariants (they import the model): `invariants(model)`
+    declares its model by reference, `@for_model(Cls)` (kmc/invariants/pairing.py; kmc's
+    models: kmc/invariants/<model>.py), or is defined in the model's own module.
     """
 
     name: ClassVar[str]
     summary: ClassVar[str]
     modes: ClassVar[dict[str, str]]
     options: ClassVar[tuple[Option, ...]]
-    # the module with `invariants(model)` (and `lemmas(model)`): a dotted name, or a file's
-    # neighbour ("invariants" beside model.py); empty: the model's own module
-    invariants_module: ClassVar[str] = ""
 
     schema: Schema
 

@@ -46,7 +46,6 @@ RECORD = Domain(lambda m: m.records, lambda k: f"m{k}")
 
 class Fetch(Model):
     name = "fetch"
-    invariants_module = "kmc.invariants.fetch"
     summary = "HW and LEO fetch by fetch, acks, min.insync.replicas, crashes and elections (seed level)"
     modes = MODES
     options = (

@@ -47,7 +47,6 @@ BATCH = Domain(lambda m: m.B, batch_name)
 
 class Idempotence(Model):
     name = "idempotence"
-    invariants_module = "kmc.invariants.idempotence"
     summary = "producer batches with retries and in-flight requests, with and without the idempotent producer"
     modes = MODES
     options = (

@@ -44,7 +44,6 @@ CLEAN = Domain(lambda m: (0, 1), lambda c: "clean" if c else "unclean")
 
 class Kraft(KraftController):
     name = "kraft"
-    invariants_module = "kmc.invariants.kraft"
 
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""

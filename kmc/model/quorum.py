@@ -38,7 +38,6 @@ DISCONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask
 
 class Quorum(QuorumPreVote):
     name = "quorum"
-    invariants_module = "kmc.invariants.quorum"
 
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""

@@ -44,7 +44,6 @@ MODES = {
 
 class Replication(ReplicationVariants, Model):
     name = "replication"
-    invariants_module = "kmc.invariants.replication"
     summary = "a partition's leader election, ISR, truncation and high watermark (TLA+ spec level)"
     modes = MODES
     options = (

@@ -8,11 +8,12 @@ lifted operations of a backend `X`, so every interpretation runs them):
     always eventually P   []<>P       P holds infinitely often
     eventually always P   <>[]P       from some point on, P holds for ever
 
-It is declared where invariants are, in the model's `invariants_module`, by a function
-`properties(model)` beside `invariants(model)`. `kmc check` checks a property when it is named
-(`--property NAME`), with `--properties`, or, when no `--invariant` is named, if it is declared
-`default=True`: a property the protocol is meant to satisfy, as those a specification's cfg
-checks (kraft's); a property known to fail in the specification itself stays `default=False`.
+It is declared where invariants are, in the module of the model's `invariants(model)`, by a
+function `properties(model)` beside `invariants(model)`. `kmc check` checks a property when it
+is named (`--property NAME`), with `--properties`, or, when no `--invariant` is named, if it is
+declared `default=True`: a property the protocol is meant to satisfy, as those a
+specification's cfg checks (kraft's); a property known to fail in the specification itself
+stays `default=False`.
 
     @eventually("elected", fair=[weak("elect_leader")])
     def elected(m, s, X):

@@ -57,7 +57,6 @@ MODES = {
 
 class Transactions(TransactionEnd, Model):
     name = "transactions"
-    invariants_module = "kmc.invariants.transactions"
     summary = "transactional producers, coordinator, transaction log, markers, fencing and read_committed (KIP-98, KIP-890)"
     modes = MODES
     options = (

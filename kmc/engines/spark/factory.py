@@ -7,14 +7,13 @@ settings and the names of the invariants checked, in order. An executor imports 
 builds `Class(**settings)` and selects the named invariants from `function(model)`.
 
 `ModelFactory.of(model, invariants, builder)` makes one on the driver. Without `builder` it
-looks for a function named `invariants` in the model class's module, in the `invariants`
-package beside the model's (kmc's own layout: kmc.model.fetch -> kmc.invariants.fetch) and in
-the modules the invariants were written in; a builder counts only if it makes exactly the
-invariants given. The factory is then checked on the driver: rebuilding it must give the same
-class, settings, schema, action instances (in the same order), initial states and invariants
-(the same predicate code). Executors check the same `fingerprint` after building: a node
-with another version of a model file, or a model whose instance order depends on the hash
-seed, fails loudly instead of exploring another state space.
+takes the model's `invariants(model)` as every route finds it (kmc/invariants/pairing.py:
+declared by `@for_model`, or in the model's own module). The factory is then checked on the
+driver: rebuilding it must give the same class, settings, schema, action instances (in the
+same order), initial states and invariants (the same predicate code). Executors check the
+same `fingerprint` after building: a node with another version of a model file, or a model
+whose instance order depends on the hash seed, fails loudly instead of exploring another
+state space.
 
 Modules the executors cannot import by name are shipped with `SparkContext.addPyFile` (Spark's
 local masters too: their Python workers share the driver's files but not its sys.path): a
@@ -45,6 +44,7 @@ from typing import Any, Callable, Sequence
 
 from kmc.engines.spark.session import ship_dir
 from kmc.errors import BadInput
+from kmc.invariants import pairing
 from kmc.model.core import Invariant, Model
 
 Builder = Callable[[Any], Sequence[Invariant]]
@@ -76,7 +76,7 @@ class ModelFactory:
         BadInput when it cannot be made or does not rebuild them."""
         invariants = list(invariants)
         if builder is None:
-            builder = _find_builder(model, invariants)
+            builder = _builder(model)
         made = cls(_ref(type(model), "model class"), tuple(sorted(model.settings.items())),
                    _ref(builder, "invariant builder"), tuple(i.name for i in invariants),
                    fingerprint(model, invariants))
@@ -172,31 +172,15 @@ def _code(fn: Any) -> Any:
     return getattr(fn, "__code__", None) or (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
 
 
-def _find_builder(model: Model, invariants: list[Invariant]) -> Builder:
-    """The function `invariants` that makes (at least) these invariants: in the module the model
-    class names in `invariants_module` (the model contract, kmc/model/core.py), in the model's
-    own module, or in a module the invariants were written in."""
-    module = type(model).__module__
-    candidates = [type(model).invariants_module, module]
-    candidates += [getattr(i.predicate, "__module__", None) or "" for i in invariants]
-    for name in dict.fromkeys(c for c in candidates if c):
-        try:
-            mod = sys.modules.get(name) or importlib.import_module(name)
-        except ImportError:
-            continue
-        fn = getattr(mod, "invariants", None)
-        if not callable(fn) or isinstance(fn, type):
-            continue
-        try:
-            made = {i.name: i for i in fn(model)}
-        except Exception:
-            continue
-        if all(i.name in made and _code(made[i.name].predicate) == _code(i.predicate) for i in invariants):
-            return fn
-    raise BadInput(f"the Spark engine rebuilds the invariants in executors from the function that makes them, "
-                   f"and found none for {type(model).__qualname__} (looked for `invariants` in "
-                   f"{', '.join(dict.fromkeys(c for c in candidates if c))}): pass it, "
-                   "SparkOptions(factory=ModelFactory.of(model, invariants, builder=<function>))")
+def _builder(model: Model) -> Builder:
+    """The function `invariants` the model is paired with (kmc/invariants/pairing.py)."""
+    fn = pairing.function(type(model), "invariants")
+    if fn is None:
+        raise BadInput(f"the Spark engine rebuilds the invariants in executors from the function that makes them, "
+                       f"and {type(model).__qualname__} has none (no @for_model({type(model).__name__}) "
+                       f"on an invariants(model), none in {type(model).__module__}): pass it, "
+                       "SparkOptions(factory=ModelFactory.of(model, invariants, builder=<function>))")
+    return fn
 
 
 # -- shipping ------------------------------------------------------------------------------
