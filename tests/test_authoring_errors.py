@@ -144,8 +144,8 @@ DECLARATIONS = [
      "action bump: its parameter k ranges over (1,), not a Domain: declare one, as REPLICA = "
      "Domain(lambda m: m.R, replica_name), and write k=REPLICA"),
     ("no invariants(model)", planted(("def invariants(m: Counter)", "def invariant_list(m: Counter)")), None,
-     "no invariants(model) function in {stem}: define `def invariants(model) -> list[Invariant]` there, returning "
-     "the model's invariants"),
+     "no invariants: define invariants(model) in {stem}, or decorate it with @for_model(Counter) "
+     "(kmc.invariants.pairing) in a module imported with the model"),
     ("a mode missing from modes", planted(('modes = {"plain": "the one mode"}', 'modes = {"simple": "one"}')),
      "class", "model class Counter: mode 'plain' of its mode option is not in modes (simple): give it a line in modes"),
 ]

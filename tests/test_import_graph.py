@@ -21,7 +21,8 @@ LAYERS: dict[str, int] = {
     "kmc": 85,  # the public surface (kmc/__init__.py): re-exports the entry point and the catalogue
     "kmc.gate": 80,
     "kmc.bench": 80,
-    "kmc.api": 75,  # check, simulate, prove: contract check, the engine by capability, replay
+    "kmc.api": 75,
+    "kmc.graph_queries": 75,  # kmc graph's queries on a written state graph  # check, simulate, prove: contract check, the engine by capability, replay
     "kmc.registry": 70,
     "kmc.engines.table": 65,
     "kmc.engines.spark": 63,
