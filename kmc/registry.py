@@ -151,9 +151,7 @@ def import_file(path: Path) -> ModuleType:
     before under the same name is replaced. The file's directory goes at the end of sys.path.
     Errors in the file are BadInput naming the file and line."""
     name = _module_name(path)
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.append(folder)  # after the standard library and site-packages: it shadows none of them
+    _search_first_among_model_folders(path.parent)
     old = sys.modules.get(name)
     if old is not None and _is_file(old, path):
         return old
@@ -187,8 +185,8 @@ def _module_name(path: Path) -> str:
     if stem.isidentifier():
         held = sys.modules.get(stem)
         if held is not None:
-            if stem in _FROM_FILES or _is_file(held, path):
-                return stem
+            if stem in _FROM_FILES or _is_file(held, path) or _from_model_folder(held):
+                return stem  # another model file's module (or its neighbour's): this file takes the name
         else:
             try:
                 spec = importlib.util.find_spec(stem)  # finds, runs nothing (a top-level name)
@@ -200,6 +198,11 @@ def _module_name(path: Path) -> str:
     return f"kmc_file_{digest}_" + re.sub(r"\W", "_", stem)
 
 
+def _from_model_folder(module: ModuleType) -> bool:
+    file = getattr(module, "__file__", None)
+    return isinstance(file, str) and Path(file).resolve().parent in _FOLDERS
+
+
 def _is_file(module: ModuleType, path: Path) -> bool:
     file = getattr(module, "__file__", None)
     return isinstance(file, str) and _same_file(file, path)
@@ -209,6 +212,17 @@ def _same_file(file: str, path: Path) -> bool:
     return Path(file).resolve() == path
 
 _FOLDERS: set[Path] = set()  # the folders of the model files imported
+
+
+def _search_first_among_model_folders(folder: Path) -> None:
+    """Put the file's folder on sys.path after the standard library and site-packages (it
+    shadows none of them) but before the other model files' folders (its own neighbours are the
+    ones it imports)."""
+    entry = str(folder)
+    if entry in sys.path:
+        sys.path.remove(entry)
+    others = [i for i, p in enumerate(sys.path) if Path(p) in _FOLDERS and Path(p) != folder]
+    sys.path.insert(others[0] if others else len(sys.path), entry)
 
 
 def _forget_other_neighbours(folder: Path) -> None:

@@ -159,8 +159,10 @@ def test_an_error_inside_invariants_is_raised_by_every_route(tmp_path: Path, mon
     write_package(tmp_path, inside="raise ZeroDivisionError('inside invariants(model)')")
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setitem(registry.MODELS, "pair-counter", f"{PACKAGE}.model:Counter")
-    with pytest.raises(ZeroDivisionError, match=r"inside invariants\(model\)"):
+    with pytest.raises(BadInput, match=r"checks.py:\d+: in invariants\(model\), .*ZeroDivisionError: inside "
+                                       r"invariants\(model\)") as raised:
         registry.build("pair-counter")
+    assert isinstance(raised.value.__cause__, ZeroDivisionError)  # the user's error, with its traceback
     model = registry.model_class("pair-counter")()
     with pytest.raises(BadInput, match=r"fails here: ZeroDivisionError: inside invariants\(model\)"):
         ModelFactory.of(model, [])
