@@ -17,7 +17,7 @@ from typing import Any, Callable
 import pytest
 
 from kmc import registry
-from kmc.engines import simulation
+from kmc.engines.simulation import swarm as simulation
 from kmc.api import check
 from kmc.traces import itf
 

@@ -35,7 +35,7 @@ def _explored(*args: Any, **kw: Any) -> Any:
 def no_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every command's run replaced by a failure: a refusal must come before it."""
     for target in ("kmc.cli.check.run_with_progress", "kmc.cli.compare.run_with_progress",
-                   "kmc.cli.gate.run_check", "kmc.cli.simulate.run_walks"):
+                   "kmc.cli.gate.run_check", "kmc.api.simulate"):
         monkeypatch.setattr(target, _explored)
 
 
