@@ -123,10 +123,10 @@ def test_a_model_file_outside_kmc_runs_on_local_spark(spark_session: Any, tmp_pa
     from kmc.engines.spark.engine import SparkOptions
 
     model, invariants = registry.build(str(_user_model_dir(tmp_path) / "model.py"), rms=4)
-    limits = Limits(), SearchOptions(keep_going=True)
-    spark = kmc_check(model, invariants, engine="spark", limits=limits,
+    search = SearchOptions(keep_going=True)
+    spark = kmc_check(model, invariants, engine="spark", search=search,
                       options=SparkOptions(master="local[2]", partitions=2, threshold=0))
-    vector = kmc_check(model, invariants, engine="vector", limits=limits)
+    vector = kmc_check(model, invariants, engine="vector", search=search)
     assert spark.distinct_states == vector.distinct_states == 1568
     assert {n: (v.holds, v.trace and [s.state for s in v.trace.steps]) for n, v in spark.invariants.items()} == \
            {n: (v.holds, v.trace and [s.state for s in v.trace.steps]) for n, v in vector.invariants.items()}
