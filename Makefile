@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	  || { echo "kmc needs Python >= 3.11 (found $$($(PYTHON) --version))"; exit 2; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,spark,plot]'
+	$(BIN)/python -m pip install --quiet -e '.[test,spark,plot,compiled]'
 	@touch $(STAMP)
 
 # PySpark needs Java 17 or newer; only the Spark engine uses it.

@@ -22,24 +22,10 @@ from kmc.semantics.compiled import cache
 from kmc.semantics.compiled.kernels import Kernels
 from kmc.traces.replay import replay
 from tests.conftest import build
+from tests.test_vector_parity import outcome
 
 TWO_PC = "examples/two_phase_commit/model.py"
 KRAFT_TWO = dict(brokers=2, replication_factor=2, init_isr_size=2)
-
-
-def outcome(result: CheckResult) -> dict[str, Any]:
-    """Everything the two engines must agree on."""
-    return {
-        "distinct": result.distinct_states,
-        "generated": result.generated_states,
-        "depth": result.depth,
-        "stopped_by": result.stopped_by,
-        "verdicts": {
-            name: (v.holds, v.states, None if v.trace is None else
-                   [(None if s.instance is None else s.instance.label, s.state) for s in v.trace.steps])
-            for name, v in result.invariants.items()
-        },
-    }
 
 
 def assert_same_run(name: str, limits: Limits = Limits(), search: SearchOptions = SearchOptions(keep_going=True),

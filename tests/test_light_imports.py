@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-HEAVY = ("z3", "pyspark", "matplotlib", "pyarrow")
+HEAVY = ("z3", "pyspark", "matplotlib", "pyarrow", "llvmlite")
 
 RUN = """
 import json, sys
@@ -47,3 +47,12 @@ def test_plot_without_its_extra_is_one_line(run_kmc: Any, monkeypatch: pytest.Mo
     rc, out, err = run_kmc("compare", "replication", "--modes", "hw", "--plot", str(tmp_path / "m.png"), "--quiet")
     assert rc == 2 and out == "" and not (tmp_path / "m.png").exists()
     assert err.strip() == "kmc: error: --plot needs matplotlib, which the plot extra installs: pip install 'kmc[plot]'"
+
+
+def test_the_compiled_engine_without_its_extra_is_one_line(run_kmc: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llvmlite" else found(name, *a))
+    rc, out, err = run_kmc("check", "replication", "--engine", "compiled", "--quiet")
+    assert rc == 2 and out == ""
+    assert err.strip() == ("kmc: error: --engine compiled needs llvmlite, which the compiled extra installs: "
+                           "pip install 'kmc[compiled]'")

@@ -4,8 +4,11 @@ through llvmlite, cached on disk by the model's fingerprint)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 from kmc.engines.interface import Capabilities, CheckJob, Engine
 from kmc.engines.result import CheckResult
+from kmc.errors import BadInput
 
 
 class CompiledEngine(Engine):
@@ -15,6 +18,9 @@ class CompiledEngine(Engine):
     capabilities = Capabilities(check=True, shortest_traces=True)
 
     def check(self, job: CheckJob) -> CheckResult:
+        if importlib.util.find_spec("llvmlite") is None:
+            raise BadInput("--engine compiled needs llvmlite, which the compiled extra installs: "
+                           "pip install 'kmc[compiled]'")
         from kmc.engines.compiled.engine import Search
 
         return Search(job.model, job.invariants, job.limits, job.search, job.progress).run()
