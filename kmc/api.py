@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from kmc.engines.simulation.coverage import render as render_coverage
 from kmc.engines.explicit import export as state_graph
 from kmc.engines.interface import (Capabilities, CheckJob, EngineOption, Limits, ProgressHook, ProveJob, SearchOptions,
-                                   SimulateJob)
+                                   SimulateJob, cores)
 from kmc.engines.result import (COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, UNKNOWN, CheckResult, Progress, Proof,
                                 Verdict, current_memory_bytes, peak_memory_bytes)
 from kmc.engines.simulation.swarm import MAX_SEED, MAX_WEIGHT, Walks
@@ -48,11 +48,14 @@ def check(
     progress: ProgressHook | None = None,
     options: Any = None,
     properties: Sequence[Property] = (),
+    workers: int | None = None,
 ) -> CheckResult:
     """Explore `model` with `engine` and give a verdict per invariant and per liveness
     property (engines with the `liveness` capability check properties on the graph they
     explore; every lasso is replayed, its closing step included, and shown fair and violating).
-    `options` are the engine's own (what its `configure` makes of its flags).
+    `options` are the engine's own (what its `configure` makes of its flags). `workers`: the
+    threads of engines with the `workers` capability (default: every core); the results do not
+    depend on it.
 
     Raises BadInput for an unknown engine or a job the engine cannot run, ContractError when
     the model or an invariant breaks the contract of kmc/model/core.py, and ReplayError when
@@ -70,9 +73,10 @@ def check(
                        f"{', '.join(able('symmetry'))} engines")
     if properties:
         _can_check_properties(model, properties, engine, search)
+    threads = _workers(engine, workers)
     check_contract(model, [*invariants, *(i for p in properties for i in as_invariants(p))])
     job = CheckJob(model=model, invariants=invariants, properties=properties, limits=limits, search=search,
-                   progress=progress, options=options)
+                   progress=progress, options=options, workers=threads)
     result = chosen.check(job)
     for inv in invariants:
         trace = result.invariants[inv.name].trace
@@ -84,6 +88,18 @@ def check(
             replay(trace)
             lasso.check(trace, prop)
     return result
+
+
+def _workers(engine: str, workers: int | None) -> int:
+    """The threads a check runs on: `workers`, or every core for the engines that take them."""
+    if workers is not None and workers < 1:
+        raise BadInput(f"--workers {workers}: a number of threads, 1 or more")
+    if not ENGINES[engine].capabilities.workers:
+        if workers is not None and workers > 1:
+            raise BadInput(f"--workers {workers}: the {engine} engine runs on one thread; the "
+                           f"{' and '.join(able('workers'))} engines take --workers")
+        return 1
+    return cores() if workers is None else workers
 
 
 def simulate(

@@ -4,6 +4,7 @@ task that fails on purpose is retried with no change in the result."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import tempfile
 from pathlib import Path
@@ -57,6 +58,9 @@ def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, 
     spark = kmc_check(model, invariants, engine="spark", **limits, options=LOCAL)
     assert outcome(spark) == outcome(vector)
     assert spark.engine_stats["partitions"] == 2
+    search = limits.get("search", SearchOptions())
+    native = importlib.util.find_spec("llvmlite") is not None and not search.symmetry
+    assert spark.engine_stats["kernels"] == ("compiled" if native else "numpy")  # the executors ran the kernels
 
 
 @pytest.mark.parametrize("park", [True, False], ids=["parts-as-files", "parts-in-block-manager"])

@@ -34,6 +34,9 @@ def run_options(command: Any) -> Any:
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
             *limit_options(),
+            click.option("--workers", type=click.IntRange(1, 1024), default=None, metavar="N",
+                         help="threads for the search (default: every core; vector and compiled engines); "
+                              "the results do not depend on N"),
             allow_incomplete_option(),
             *engine_options("check"),
             click.option("--symmetry", is_flag=True,
@@ -102,6 +105,7 @@ def run_check(
     allow_incomplete: bool = False,
     dump_graph: Path | None = None,
     coverage: bool = False,
+    workers: int | None = None,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
@@ -123,7 +127,8 @@ def run_check(
                        "check them)", err=True)
     limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
     search = SearchOptions(keep_going=keep_going, symmetry=symmetry, coverage=coverage)
-    result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props)
+    result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props,
+                               workers=workers)
     docs = {i.name: i for i in checked}
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))

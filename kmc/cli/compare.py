@@ -102,6 +102,7 @@ def run_compare(
     memory_limit: int | None = None,
     allow_incomplete: bool = False,
     plot_path: Path | None = None,
+    workers: int | None = None,
     **settings: Any,
 ) -> int:
     options = take(engine, "check", settings, one_run=False)
@@ -117,7 +118,8 @@ def run_compare(
     limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
     search = SearchOptions(keep_going=True, symmetry=symmetry)
     for model, invariants in built:
-        results.append(run_with_progress(engine, model, invariants, limits, search, quiet=quiet, options=options))
+        results.append(run_with_progress(engine, model, invariants, limits, search, quiet=quiet, options=options,
+                                         workers=workers))
     if as_json:
         columns = [{**r.to_json(), "column": label} for r, label in zip(results, labels)]
         click.echo(json.dumps({"model": name, "modes": columns}, indent=1))

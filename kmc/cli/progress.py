@@ -137,14 +137,14 @@ def figures(p: Progress) -> str:
 
 def run_with_progress(
     engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, search: SearchOptions, *,
-    quiet: bool, options: Any = None, properties: Sequence[Property] = (),
+    quiet: bool, options: Any = None, properties: Sequence[Property] = (), workers: int | None = None,
 ) -> CheckResult:
     """`kmc.check` with progress on stderr, and the statistics of the levels done on Ctrl-C."""
     printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet,
                               capabilities=api.ENGINES[engine].capabilities if engine in api.ENGINES else Capabilities())
     try:
         return api.check(model, invariants, engine=engine, limits=limits, search=search, progress=printer,
-                         options=options, properties=properties)
+                         options=options, properties=properties, workers=workers)
     except KeyboardInterrupt:
         printer.done()
         raise KeyboardInterrupt(printer.interrupted()) from None  # main prints it: one line

@@ -10,6 +10,7 @@ into command-line flags by the CLI and handed back to `configure`), and the jobs
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Sequence
@@ -66,6 +67,7 @@ class Capabilities:
     shortest_traces: bool = False  # counterexamples are shortest in steps
     counts_states: bool = True  # distinct state counts (a bounded symbolic search has none)
     levels: bool = True  # breadth-first levels, whose sizes give an ETA
+    workers: bool = False  # --workers N: the search on N threads of this machine (same results for any N)
     coarse_levels: bool = False  # a level takes seconds: progress shows each level on its own line
 
     def names(self) -> list[str]:
@@ -74,7 +76,12 @@ class Capabilities:
 
 
 _CAPABILITIES = ("check", "simulate", "prove", "liveness", "symmetry", "coverage", "checkpoints",
-                 "shortest_traces", "counts_states", "levels", "coarse_levels")
+                 "shortest_traces", "counts_states", "levels", "workers", "coarse_levels")
+
+
+def cores() -> int:
+    """The cores this process may run on (`--workers`' default)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,6 +110,7 @@ class CheckJob:
     search: SearchOptions = SearchOptions()
     progress: ProgressHook | None = None
     options: Any = None  # what the engine's `configure` made of its flags, or None
+    workers: int = 1  # threads (engines with the `workers` capability; the others run on one)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -7,6 +7,7 @@ Same distinct states, order, counts and counterexamples as the vector and scalar
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Sequence
 
 from kmc.engines.interface import SearchOptions
@@ -22,3 +23,19 @@ class Search(vector.Search):
         from kmc.engines.compiled.step import CompiledStep  # llvmlite, loaded by the runs that use it
 
         return CompiledStep(model, invariants, options.symmetry)
+
+
+def compiles(model: Model, invariants: Sequence[Invariant], symmetry: bool) -> bool:
+    """Whether a run can use the compiled level step: llvmlite installed, no --symmetry, and every
+    guard, effect and invariant with a native form. Compiles the kernels into the disk cache,
+    where the processes of the run (Spark's executors on this host) then find them."""
+    if symmetry or importlib.util.find_spec("llvmlite") is None:
+        return False
+    from kmc.semantics.compiled.kernels import Kernels
+    from kmc.semantics.compiled.programs import Uncompilable
+
+    try:
+        Kernels(model, invariants)
+    except Uncompilable:
+        return False
+    return True

@@ -93,6 +93,7 @@ class SparkEngine(Engine):
                 f"{st['session_start_seconds']:.1f} s, {st['levels']} levels"
                 + ("" if median is None else f" (median {median:.2f} s each)")
                 + f", {st['shuffle_bytes'] / 2**20:,.1f} MiB shuffled{resumed}"
+                + (", the model's compiled kernels in the executors" if st.get("kernels") == "compiled" else "")
                 + (f"; the first {st['in_process_levels']} levels in-process (below --spark-threshold)"
                    if st.get("in_process_levels") else "")]
 

@@ -45,6 +45,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from kmc.engines.compiled import engine as compiled
 from kmc.engines.spark import parts
 from kmc.engines.spark.defaults import DEFAULT_MASTER, DEFAULT_THRESHOLD
 from kmc.engines.spark import ranks as ranks_
@@ -131,6 +132,7 @@ class _Run:
             self.factory = options.factory
             self.factory.check(model, self.invariants)
         self.step = LevelStep(model, self.invariants, search.symmetry)
+        self.compiled = compiled.compiles(model, self.invariants, search.symmetry)  # the executors' level step
         self.violations = Violations(self.invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, path rank)
         self.initial: list[State] = []
@@ -161,7 +163,8 @@ class _Run:
             self.home = parts.new_root()
         self.factory.ship(self.sc)
         self.b0 = max(1, (initial_count - 1).bit_length())
-        self.job = tasks.Job(self.factory, self.search.symmetry, self.partitions, self.b0, self.b, options.fault)
+        self.job = tasks.Job(self.factory, self.search.symmetry, self.partitions, self.b0, self.b, options.fault,
+                             self.compiled)
         self.identity = {**self.factory.identity(), "symmetry": self.search.symmetry,
                          "keep_going": self.search.keep_going, "partitions": self.partitions}
 
@@ -182,12 +185,13 @@ class _Run:
             self._start_spark(len(self.model.initial_states()))
             depth = self._resume(root, manifest)
         elif root is None and self.options.threshold > 0:
-            search = vector.Search(self.model, self.invariants, self.limits, self.search, self.progress)
+            engine = compiled.Search if self.compiled else vector.Search
+            search = engine(self.model, self.invariants, self.limits, self.search, self.progress)
             level, depth = search.explore(handoff=self.options.threshold)
             if level is None or not level.size or search.stopped_by is not None:
                 done = search.result(depth)  # the whole run stayed below --spark-threshold
                 done.engine = "spark"
-                done.engine_stats = {"in_process_levels": depth, "spark_levels": 0}
+                done.engine_stats = {"in_process_levels": depth, "spark_levels": 0, "kernels": self._kernels()}
                 return done
             self._start_spark(len(search.initial))
             self._from_vector(search, level, depth)
@@ -222,6 +226,7 @@ class _Run:
         result.engine_stats = {
             "master": self.sc.master,
             "partitions": self.partitions,
+            "kernels": self._kernels(),
             "session_start_seconds": round(self.session_seconds, 2),
             "levels": len(self.level_seconds),
             "in_process_levels": self.in_process_levels,
@@ -232,6 +237,10 @@ class _Run:
             **({"resumed_at": self.resumed_at} if self.resumed_at else {}),
         }
         return result
+
+    def _kernels(self) -> str:
+        """What ran the model in the executors: its compiled kernels, or numpy over columns."""
+        return "compiled" if self.compiled else "numpy"
 
     def _pin(self, rdd: Any) -> Any:
         """Keep an RDD's partitions (memory, spilling to disk) and cut its lineage there."""

@@ -61,12 +61,17 @@ class Job:
     b0: int  # rank bits of the initial index
     b: int  # rank bits per step
     fault: Fault | None = None
+    compiled: bool = False  # the level step on the model's native kernels (the driver compiled them)
 
 
 @functools.lru_cache(maxsize=4)
 def step_for(job: Job) -> LevelStep:
     model, invariants = job.factory.build()
     job.factory.check_rebuilt(model, invariants)
+    if job.compiled:
+        from kmc.engines.compiled.step import CompiledStep  # llvmlite, loaded where the kernels run
+
+        return CompiledStep(model, invariants, False)
     return LevelStep(model, invariants, job.symmetry)
 
 

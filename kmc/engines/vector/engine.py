@@ -2,9 +2,10 @@
 
 A level is stored compactly, as the packed words of its states (kmc/engines/vector/packing.py),
 and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
-model has, as each instance's guard and effect run on the whole chunk; a second thread expands
-and deduplicates the next chunk while this one is checked against the visited set, since numpy
-releases the GIL in its loops): each chunk is unpacked and goes through the level step
+model has, as each instance's guard and effect run on the whole chunk; with `workers` N > 1,
+N threads expand and deduplicate the next N chunks while this one is checked against the
+visited set, since numpy and the compiled kernels release the GIL in their loops; with one
+worker, chunk after chunk in this thread): each chunk is unpacked and goes through the level step
 (kmc/engines/vector/levelstep.py), every enabled instance on the whole chunk at once, giving
 candidate successors with exact packed keys and their ranks in the scalar engine's order.
 The candidates are deduplicated keeping each key's first occurrence in that order (parent's
@@ -26,6 +27,7 @@ reference engine, kmc/engines/explicit/bfs.py; the tests hold it to that.
 from __future__ import annotations
 
 import time
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
@@ -47,8 +49,9 @@ from kmc.errors import ReplayError
 from kmc.model.core import Invariant, Model, State
 
 U64 = np.uint64
-_AHEAD = ThreadPoolExecutor(1, thread_name_prefix="kmc-expand")  # numpy releases the GIL in its loops
 CHUNK_WORK = 1 << 21  # states x instances expanded at once: bounds the candidates held at a time
+_SHARES = 4  # with workers, a level is cut in at least this many chunks a worker ...
+_SMALLEST_SHARE = 512  # ... of at least this many states (each chunk costs some Python)
 
 
 def chunk_states(instances: int) -> int:
@@ -64,8 +67,9 @@ def check(
     search: SearchOptions = SearchOptions(),
     progress: ProgressHook | None = None,
     properties: Sequence[Property] = (),
+    workers: int = 1,
 ) -> CheckResult:
-    return Search(model, invariants, limits, search, progress, properties).run()
+    return Search(model, invariants, limits, search, progress, properties, workers=workers).run()
 
 
 class NextLevel:
@@ -86,8 +90,10 @@ class Search:
     engine = "vector"  # the name results and errors give
 
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits, options: SearchOptions,
-                 progress: ProgressHook | None, properties: Sequence[Property] = ()):
+                 progress: ProgressHook | None, properties: Sequence[Property] = (), *, workers: int = 1):
         self.started = time.perf_counter()
+        self.workers = workers
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="kmc-expand") if workers > 1 else None
         self.cpu_started = time.process_time()
         self.properties = list(properties)
         self.levels: list[np.ndarray] = []  # with properties: every level's packed words (kmc/engines/vector/edges.py)
@@ -120,7 +126,11 @@ class Search:
     # -- the search ----------------------------------------------------------------------
 
     def run(self) -> CheckResult:
-        _, depth = self.explore()
+        try:
+            _, depth = self.explore()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
         return self.result(depth)
 
     def explore(self, handoff: int | None = None) -> tuple[Block | None, int]:
@@ -201,21 +211,30 @@ class Search:
 
     def _next(self, level: np.ndarray, depth: int) -> NextLevel:
         """The next level, not yet merged into the visited set: every enabled instance on every
-        state of `level`, a chunk at a time. Each chunk is expanded and deduplicated in a second
-        thread while the one before it is checked against the visited set (numpy releases the
-        GIL in its loops)."""
+        state of `level`, a chunk at a time, in order. With N workers, the next N chunks are
+        expanded and deduplicated in N threads while this one is checked against the visited
+        set (numpy and the kernels release the GIL in their loops): the same level for any N."""
         nxt = NextLevel(self)
         numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
         chunk = chunk_states(self.step.count)
+        if self.workers > 1:  # every worker a few chunks of the level, however small the level
+            chunk = max(_SMALLEST_SHARE, min(chunk, -(-level.shape[1] // (_SHARES * self.workers))))
         starts = list(range(0, level.shape[1], chunk))
-        ahead: Future | None = _AHEAD.submit(self._expand, level, 0)
+        ahead: deque[Future] = deque()
+
+        def expand(i: int) -> None:
+            if i < len(starts):
+                ahead.append(self._submit(self._expand, level[:, starts[i]:starts[i] + chunk]))
+
+        for i in range(min(self.workers, len(starts))):
+            expand(i)
         for i, start in enumerate(starts):
             if start and (exhausted := self.limits.exhausted(self.started)) is not None:
                 self.stopped_by = exhausted  # a wide level can outgrow --memory-limit before it ends
                 break
-            assert ahead is not None
-            candidates, distinct = ahead.result()
-            ahead = _AHEAD.submit(self._expand, level, starts[i + 1]) if i + 1 < len(starts) else None
+            candidates, distinct = ahead.popleft().result()
+            if self.workers > 1:
+                expand(i + self.workers)
             if candidates is not None and self.properties:
                 self.steps.record(self.step, candidates, numbered + start)
             if candidates is not None and self.coverage is not None:
@@ -225,14 +244,25 @@ class Search:
                 self._accept(distinct, candidates.rank, candidates.build, depth, nxt, start, candidates.stutter)
             if self.stopped_by is not None:
                 break
-        if ahead is not None:  # a stopped level: the chunk expanded ahead is dropped, its errors too
-            wait([ahead])
+            if self.workers == 1:
+                expand(i + 1)
+        wait(ahead)  # a stopped level: the chunks expanded ahead are dropped, their errors too
         return nxt
 
-    def _expand(self, level: np.ndarray, start: int) -> tuple[Candidates | None, Distinct | None]:
-        """The candidates of the chunk of `level` from `start` on, and their distinct keys."""
-        chunk = chunk_states(self.step.count)
-        candidates = self.step.expand(self.step.unpack(level[:, start:start + chunk]), drop_stutter=True)
+    def _submit(self, fn: Any, *args: Any) -> Future:
+        """`fn(*args)` on a worker thread, or here and now with one worker."""
+        if self.pool is not None:
+            return self.pool.submit(fn, *args)
+        done: Future = Future()
+        try:
+            done.set_result(fn(*args))
+        except Exception as e:  # raised where the result is taken, as from a thread
+            done.set_exception(e)
+        return done
+
+    def _expand(self, chunk: np.ndarray) -> tuple[Candidates | None, Distinct | None]:
+        """The candidates of a chunk of a level (its packed words), and their distinct keys."""
+        candidates = self.step.expand(self.step.unpack(chunk), drop_stutter=True)
         if candidates is None:
             return None, None
         return candidates, self._distinct(candidates.canonical, candidates.rank)
