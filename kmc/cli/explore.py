@@ -47,6 +47,24 @@ def make_explore(name: str, options: tuple[Option, ...]) -> click.Command:
 
 
 def run_explore(name: str, *, port: int, trace_path: Path | None, save: Path | None, **settings: Any) -> int:
+    server = explorer(name, port=port, trace_path=trace_path, save=save, **settings)
+    click.echo(f"kmc explore: {server.walk.model.title()} at {server.url} (Ctrl-C stops it)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    said = "kmc explore: stopped"
+    if server.save is not None and server.walk.path:
+        said += f"; the walk ({len(server.walk.path) - 1} steps) saved to {server.save()}"
+    click.echo(said)
+    return 0
+
+
+def explorer(name: str, *, port: int, trace_path: Path | None = None, save: Path | None = None,
+             **settings: Any) -> Explorer:
+    """The server for model `name` with `settings`, listening on 127.0.0.1:`port` (not yet serving)."""
     if save is not None:
         check_writable(save, "--save")
     model, invariants = registry.build(name, **settings)
@@ -61,22 +79,10 @@ def run_explore(name: str, *, port: int, trace_path: Path | None, save: Path | N
         return str(save)
 
     try:
-        server = Explorer(walk, port, write if save is not None else None)
+        return Explorer(walk, port, write if save is not None else None)
     except OSError as e:
         raise BadInput(f"--port {port}: cannot listen on 127.0.0.1:{port} ({e.strerror or e}); "
                        "choose another port, or --port 0 for a free one")
-    click.echo(f"kmc explore: {model.title()} at {server.url} (Ctrl-C stops it)")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    said = "kmc explore: stopped"
-    if save is not None and walk.path:
-        said += f"; the walk ({len(walk.path) - 1} steps) saved to {write()}"
-    click.echo(said)
-    return 0
 
 
 explore = ModelGroup("explore", make=make_explore,

@@ -114,12 +114,12 @@ class Walk:
             "invariants": [{"name": i.name, "doc": i.doc, "report": i.report} for i in self.invariants],
             "path": [{"index": k, "label": _label(s), "fails": self._fails(s.state)} for k, s in enumerate(self.path)],
             "cursor": self.cursor,
-            "reached": len(self._reached),
             "loaded": self.loaded,
         }
         if self.cursor < 0:
             out["state"] = None
             out["choices"] = [self._initial(k, s) for k, s in enumerate(model.initial_states())]
+            out["reached"] = len(self._reached)
             return out
         here = self.path[self.cursor]
         before = model.describe(self.path[self.cursor - 1].state) if self.cursor > 0 else {}
@@ -132,6 +132,7 @@ class Walk:
             "fails": self._fails(here.state),
         }
         out["choices"] = [self._successor(described, iid, s, ahead) for iid, s in self._sm.successors(here.state)]
+        out["reached"] = len(self._reached)  # the choices shown are reached too
         return out
 
     def _initial(self, k: int, state: State) -> dict[str, Any]:
