@@ -141,8 +141,8 @@ async function search() {
     showError("");
     $("found").textContent = `${found.total} of ${found.reached} reached states match` +
       (found.total > found.matches.length ? ` (the first ${found.matches.length} shown)` : "");
-    $("matches").replaceChildren(...found.matches.map((m) => el("li", {},
-      el("button", {id: `match-${m.match}`, class: "match", onclick: () => move("/api/jump", {match: m.match}),
+    $("matches").replaceChildren(...found.matches.map((m, k) => el("li", {},
+      el("button", {id: `match-${k}`, class: "match", onclick: () => move("/api/jump", {match: m.match}),
         text: `${m.steps} steps, last ${m.last}`}))));
   } catch (e) {
     showError(e.message);
