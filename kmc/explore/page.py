@@ -19,12 +19,12 @@ header button:disabled { opacity: .4; cursor: default; }
 #error { display: none; background: #fde8e8; color: #8a1c1c; padding: 6px 14px; border-bottom: 1px solid #f1b5b5; }
 #error.shown { display: block; }
 #note { color: #c9f0c9; }
-main { display: grid; grid-template-columns: minmax(180px, 1fr) minmax(300px, 2fr) minmax(300px, 2fr); gap: 12px;
+main { display: grid; grid-template-columns: minmax(220px, 1.4fr) minmax(300px, 2fr) minmax(300px, 2fr); gap: 12px;
   padding: 12px; align-items: start; }
 section { background: #fff; border: 1px solid #d8dde4; border-radius: 6px; padding: 10px; min-width: 0; }
 h2 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: #56606d; margin: 0 0 8px; }
 ol#path { margin: 0; padding-left: 0; list-style: none; }
-ol#path li { padding: 3px 6px; border-radius: 4px; cursor: pointer; overflow-wrap: anywhere; }
+ol#path li { padding: 3px 6px; border-radius: 4px; cursor: pointer; overflow-wrap: break-word; }
 ol#path li:hover { background: #eef2f7; }
 ol#path li.here { background: #dbe7fb; font-weight: 600; }
 ol#path li.later { color: #7b8591; }
@@ -76,7 +76,7 @@ _BODY = """
     <h2>Path</h2>
     <ol id="path"></ol>
     <h2 style="margin-top:14px">Search reached states</h2>
-    <input type="search" id="query" placeholder="field op value, e.g. con_leader == 2">
+    <input type="search" id="query" placeholder="field op value">
     <button id="search-go">search</button>
     <div class="help">fields as in the raw table; op: == != &lt; &lt;= &gt; &gt;=; clauses joined by and</div>
     <div id="found"></div>

@@ -99,6 +99,7 @@ function renderState() {
     fields.append(el("tr", {class: f.changed ? "changed field" : "field", "data-key": f.key},
       el("td", {class: "key", text: f.key}), el("td", {text: f.value})));
   }
+  $("query").placeholder = `field op value, e.g. ${state.raw[0][0]} == ${state.raw[0][1]}`;
   for (const [name, value] of state.raw) {
     raw.append(el("tr", {}, el("td", {class: "key", text: name}), el("td", {text: String(value)})));
   }
