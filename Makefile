@@ -34,7 +34,7 @@ test: $(STAMP) java
 lint: $(STAMP)
 	$(BIN)/python -m mypy kmc
 
-# headless Chromium for tests/test_trace_formats.py's browser test (it skips without one,
+# headless Chromium for the browser tests, tests/test_trace_formats.py and tests/test_explore_browser.py (they skip without one,
 # and fails under CI=true); tests themselves never install software
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
