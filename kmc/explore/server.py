@@ -128,6 +128,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(200, walk.view())
         except BadInput as e:
             self._json(400, {"error": " ".join(str(e).split())})
+        except Exception as e:  # a bug in kmc or in the model's code: said on the page, the server goes on
+            self._json(500, {"error": f"internal error (please report it): {type(e).__name__}: {e}"})
 
     def _addressed_here(self) -> bool:
         """Only requests to this server's own host and port, and POSTs from its own page."""
