@@ -306,3 +306,14 @@ def test_ctrl_c_stops_it_cleanly_and_saves_the_walk(tmp_path: Path) -> None:
     assert proc.returncode == 0, err
     assert out == f"kmc explore: stopped; the walk (0 steps) saved to {saved}\n" and err == ""
     assert json.loads(saved.read_text())["#meta"]["length"] == 0
+
+
+def test_ctrl_c_right_after_the_url_exits_0() -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "kmc.cli.main", "explore", TPC, "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().startswith("kmc explore: two-phase-commit")
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert (proc.returncode, out, err) == (0, "kmc explore: stopped\n", "")

@@ -48,8 +48,8 @@ def make_explore(name: str, options: tuple[Option, ...]) -> click.Command:
 
 def run_explore(name: str, *, port: int, trace_path: Path | None, save: Path | None, **settings: Any) -> int:
     server = explorer(name, port=port, trace_path=trace_path, save=save, **settings)
-    click.echo(f"kmc explore: {server.walk.model.title()} at {server.url} (Ctrl-C stops it)")
-    try:
+    try:  # from the first line on, Ctrl-C is how it stops
+        click.echo(f"kmc explore: {server.walk.model.title()} at {server.url} (Ctrl-C stops it)")
         server.serve_forever()
     except KeyboardInterrupt:
         pass
