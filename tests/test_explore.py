@@ -276,7 +276,7 @@ def test_bad_input_is_one_line(run_kmc, lrs_file: Path, tmp_path: Path) -> None:
             (["explore", "kraft", "--port", str(port)], f"--port {port}: cannot listen on 127.0.0.1:{port}"),
             (["explore", "kraft", "--port", "70000"], "'--port'"),
             (["explore", "kraft", "--trace", str(bad)], f"{bad}: not JSON"),
-            (["explore", "kraft", "--trace", str(lrs_file)], "the trace is of kraft"),
+            (["explore", "kraft", "--trace", str(lrs_file)], f"{lrs_file}: the trace is of kraft"),
             (["explore", "kraft", "--save", str(tmp_path)], "is a directory"),
             (["explore", "nope"], "unknown model"),
         ]

@@ -70,8 +70,7 @@ def explorer(name: str, *, port: int, trace_path: Path | None = None, save: Path
     model, invariants = registry.build(name, **settings)
     walk = Walk(model, invariants, lambda text, source: read_trace(text, source, name)[0])
     if trace_path is not None:
-        walk.load(load_trace(trace_path, name)[0])
-        walk.loaded = trace_path.name
+        walk.load(load_trace(trace_path, name)[0], str(trace_path))
 
     def write() -> str:
         assert save is not None

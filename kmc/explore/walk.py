@@ -8,6 +8,7 @@ walk is a run of the model and saves as an ITF trace that `kmc trace` reads back
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from kmc.errors import BadInput
@@ -72,20 +73,20 @@ class Walk:
     def forward(self) -> None:
         self.goto(min(self.cursor + 1, len(self.path) - 1))
 
-    def load(self, trace: Trace) -> None:
-        """A trace of this model (a counterexample) as the path, the cursor on its first state."""
+    def load(self, trace: Trace, name: str) -> None:
+        """A trace of this model (a counterexample, from file `name`) as the path, the cursor on its first state."""
         if trace.model.title() != self.model.title():
-            raise BadInput(f"the trace is of {trace.model.title()}; this explorer walks {self.model.title()} "
+            raise BadInput(f"{name}: the trace is of {trace.model.title()}; this explorer walks {self.model.title()} "
                            f"(start kmc explore with the trace's options)")
         # the steps on this walk's own instances (the trace's model is another object of the same settings)
         self.path = [Step(None if s.instance is None else self._instances[s.instance.id], s.state) for s in trace.steps]
         self.cursor = 0
+        self.loaded = os.path.basename(name)  # the page names the file, not its folder
         for k, step in enumerate(self.path):
             self._reached.setdefault(step.state, tuple(self.path[:k + 1]))
 
     def load_text(self, text: str, name: str) -> None:
-        self.load(self._load(text, name))
-        self.loaded = name
+        self.load(self._load(text, name), name)
 
     # -- search ---------------------------------------------------------------------------
 
