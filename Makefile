@@ -1,6 +1,6 @@
 # make run: bootstrap .venv if needed, then run the default check.
 # make test: bootstrap .venv if needed, then run the test suite.
-# make lint: mypy on kmc/.  make browser: Debian's chromium for the HTML trace test.
+# make lint: mypy on kmc/.  make browser: Debian's chromium for the browser tests.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -34,8 +34,8 @@ test: $(STAMP) java
 lint: $(STAMP)
 	$(BIN)/python -m mypy kmc
 
-# headless Chromium for tests/test_trace_formats.py's browser test (it skips without one,
-# and fails under CI=true); tests themselves never install software
+# headless Chromium for the browser tests, tests/test_trace_formats.py and tests/test_explore_browser.py (they skip without one,
+# and fail under CI=true); tests themselves never install software
 browser:
 	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \

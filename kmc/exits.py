@@ -10,7 +10,7 @@ violated one) and VIOLATION, never INCOMPLETE.
 
 from __future__ import annotations
 
-OK = 0  # every checked invariant and property holds; gate: every verdict matches the baseline
+OK = 0  # every checked invariant and property holds; gate: every verdict matches the baseline; explore: stopped by Ctrl-C
 INTERNAL = 1  # an internal error (a bug in kmc, or Spark's JVM stopped answering)
 DISAGREE = 1  # bench: two engines disagree on a configuration (an engine bug, as INTERNAL)
 NO_PATH = 1  # graph --path: no state matches, or no path between the states that match

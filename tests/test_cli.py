@@ -121,8 +121,9 @@ def test_no_flag_is_defined_twice() -> None:
     from kmc import registry
     from kmc.cli.check import check
     from kmc.cli.compare import compare
+    from kmc.cli.explore import explore
 
-    for group in (check, compare):
+    for group in (check, compare, explore):
         for name in registry.MODELS:
             command = group.get_command(click.Context(group), name)
             assert command is not None

@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "kmc.bench": 80,
     "kmc.api": 75,
     "kmc.graph_queries": 75,  # kmc graph's queries on a written state graph  # check, simulate, prove: contract check, the engine by capability, replay
+    "kmc.explore": 72,  # kmc explore's walk and server: models built by the registry, traces, the scalar interpretation
     "kmc.registry": 70,
     "kmc.engines.table": 65,
     "kmc.engines.spark": 63,

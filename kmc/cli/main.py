@@ -12,6 +12,7 @@ from kmc import __version__
 from kmc.cli.bench import bench
 from kmc.cli.check import check
 from kmc.cli.compare import compare
+from kmc.cli.explore import explore
 from kmc.cli.gate import gate
 from kmc.cli.graph import graph
 from kmc.cli.listing import list_models
@@ -37,6 +38,7 @@ cli.add_command(bench)
 cli.add_command(gate)
 cli.add_command(graph)
 cli.add_command(simulate)
+cli.add_command(explore)
 
 
 def main(argv: list[str] | None = None) -> int:

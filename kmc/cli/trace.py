@@ -107,7 +107,11 @@ def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path |
 def load_trace(path: Path, model_spec: str | None = None) -> tuple[Trace, dict[str, Invariant]]:
     """A saved ITF trace, rebuilt against its model (`model_spec`, else the model it names
     when that is a name, never a file) and replayed through it, its claim checked."""
-    text_ = read_text(path, "trace file")
+    return read_trace(read_text(path, "trace file"), str(path), model_spec)
+
+
+def read_trace(text_: str, path: str, model_spec: str | None = None) -> tuple[Trace, dict[str, Invariant]]:
+    """`load_trace` of a trace's text (`path` names it in messages), as `kmc explore` loads one sent by its page."""
     built: dict[str, Invariant] = {}
     props: dict[str, Property] = {}
 
@@ -131,7 +135,7 @@ def load_trace(path: Path, model_spec: str | None = None) -> tuple[Trace, dict[s
     return played, built
 
 
-def _by_name(path: Path, written: str) -> str:
+def _by_name(path: str, written: str) -> str:
     """The model a trace names, when it names it by name: a file it names is not imported."""
     if not isinstance(written, str):
         raise BadInput(f"{path}: the model it names is not a string ({written!r}); pass the model with --model")
@@ -143,7 +147,7 @@ def _by_name(path: Path, written: str) -> str:
                    f"pass it with --model {shown} (kmc trace imports no file a trace names)")
 
 
-def _same_model(path: Path, written: str, spec: str) -> str:
+def _same_model(path: str, written: str, spec: str) -> str:
     """`--model spec`, when it is the model the trace was written from (by name, or for a file
     by class: the file may have moved)."""
     cls = registry.model_class(spec)
@@ -157,7 +161,7 @@ def _same_model(path: Path, written: str, spec: str) -> str:
     return spec
 
 
-def _claimed(path: Path, played: Trace, invariants: dict[str, Invariant], properties: dict[str, Property]
+def _claimed(path: str, played: Trace, invariants: dict[str, Invariant], properties: dict[str, Property]
              ) -> tuple[Invariant | None, Property | None]:
     """The invariant (or, for a lasso, the property) the trace says it violates: one of its model's."""
     claim = played.invariant
