@@ -1,7 +1,7 @@
 """The vector engine: breadth-first search a level at a time, over numpy arrays.
 
 A level is stored compactly, as the packed words of its states (kmc/engines/vector/packing.py),
-and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
+wide keys coded as the visited set codes them (kmc/engines/vector/levels.py), and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
 model has, as each instance's guard and effect run on the whole chunk; with `workers` N > 1,
 N threads expand and deduplicate the next N chunks while this one is checked against the
 visited set, since numpy and the compiled kernels release the GIL in their loops; with one
@@ -38,6 +38,7 @@ from kmc.engines.liveness import check as liveness
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
+from kmc.engines.vector.levels import Level
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress
@@ -79,6 +80,7 @@ class NextLevel:
     def __init__(self, search: Search):
         self.keys = Runs(search.fmt, search.codes)
         self.words: list[np.ndarray] = []  # per chunk: words x states kept
+        self.coded: list[tuple[np.ndarray, list[np.ndarray]]] = []  # instead, wide keys: sort keys, coded words
         self.parents: list[np.ndarray] = []
         self.iids: list[np.ndarray] = []
 
@@ -108,6 +110,8 @@ class Search:
         self.fmt = self.step.fmt
         # keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
         self.codes = WordCodes(self.fmt) if self.fmt.words >= 3 else None
+        # levels hold states: as keys only when a key is the state (no symmetry)
+        self.coded_levels = self.codes is not None and self.step.symmetry is None
         self.visited = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
         self.seen = KeyFilter()  # the visited keys and the next level's so far: most new keys skip their search
         self.violations = Violations(invariants)
@@ -140,7 +144,7 @@ class Search:
         limits = self.limits
         initial = self.model.initial_states()
         depth = 0
-        level: np.ndarray | None = None  # packed words (words x states) of the last level
+        level: Level | None = None  # the last level
         if initial:
             rows = np.array(initial, dtype=np.int64)
             self.step.check_range(rows, "an initial state")
@@ -154,7 +158,7 @@ class Search:
                                              NextLevel(self), 0), 0)
             depth = 1
 
-        while level is not None and level.shape[1] and self.stopped_by is None:
+        while level is not None and len(level) and self.stopped_by is None:
             if handoff is not None and len(self.visited) >= handoff:
                 break
             if limits.max_depth is not None and depth >= limits.max_depth:
@@ -166,14 +170,14 @@ class Search:
             nxt = self._next(level, depth)
             level = None  # expanded: let it go before the next level is merged into the visited set
             level = self._close(nxt, depth)
-            if level.shape[1]:
+            if len(level):
                 depth += 1
             if self.progress is not None:
-                self.progress(Progress(depth, len(self.visited), self.generated, level.shape[1],
+                self.progress(Progress(depth, len(self.visited), self.generated, len(level),
                                        time.perf_counter() - self.started))
         if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
             return None, depth
-        return self.step.unpack(level), depth
+        return self.step.unpack(level.words()), depth
 
     def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
@@ -209,22 +213,22 @@ class Search:
                             "properties": round(time.process_time() - cpu, 3)}}
         result.seconds = time.perf_counter() - self.started
 
-    def _next(self, level: np.ndarray, depth: int) -> NextLevel:
+    def _next(self, level: Level, depth: int) -> NextLevel:
         """The next level, not yet merged into the visited set: every enabled instance on every
         state of `level`, a chunk at a time, in order. With N workers, the next N chunks are
         expanded and deduplicated in N threads while this one is checked against the visited
         set (numpy and the kernels release the GIL in their loops): the same level for any N."""
         nxt = NextLevel(self)
-        numbered = len(self.visited) - level.shape[1]  # the number of the level's first state
+        numbered = len(self.visited) - len(level)  # the number of the level's first state
         chunk = chunk_states(self.step.count)
         if self.workers > 1:  # every worker a few chunks of the level, however small the level
-            chunk = max(_SMALLEST_SHARE, min(chunk, -(-level.shape[1] // (_SHARES * self.workers))))
-        starts = list(range(0, level.shape[1], chunk))
+            chunk = max(_SMALLEST_SHARE, min(chunk, -(-len(level) // (_SHARES * self.workers))))
+        starts = list(range(0, len(level), chunk))
         ahead: deque[Future] = deque()
 
         def expand(i: int) -> None:
             if i < len(starts):
-                ahead.append(self._submit(self._expand, level[:, starts[i]:starts[i] + chunk]))
+                ahead.append(self._submit(self._expand, level, starts[i], starts[i] + chunk))
 
         for i in range(min(self.workers, len(starts))):
             expand(i)
@@ -260,9 +264,9 @@ class Search:
             done.set_exception(e)
         return done
 
-    def _expand(self, chunk: np.ndarray) -> tuple[Candidates | None, Distinct | None]:
-        """The candidates of a chunk of a level (its packed words), and their distinct keys."""
-        candidates = self.step.expand(self.step.unpack(chunk), drop_stutter=True)
+    def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Distinct | None]:
+        """The candidates of the states of `level` from `start` to `stop`, and their distinct keys."""
+        candidates = self.step.expand(self.step.unpack(level.words(start, stop)), drop_stutter=True)
         if candidates is None:
             return None, None
         return candidates, self._distinct(candidates.canonical, candidates.rank)
@@ -315,16 +319,28 @@ class Search:
         else:
             nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
             nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
-        nxt.words.append(np.ascontiguousarray(block.keys[:cut, 0, :].T))  # identity layout: the concrete state
+        if self.coded_levels:  # the new states in the level's order, as the visited set holds them
+            at = order[:cut]
+            nxt.coded.append((s[at], [x[at] for x in e]))
+        else:
+            nxt.words.append(np.ascontiguousarray(block.keys[:cut, 0, :].T))  # identity layout: the concrete state
         return nxt
 
-    def _close(self, nxt: NextLevel, depth: int) -> np.ndarray:
-        """Merge a finished level's keys into the visited set; its packed words (words x
-        states). The level's chunks are joined and let go first: the merge's temporaries come
-        on top of one copy of the level, not two."""
-        words = (np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0] if nxt.words
-                 else np.zeros((self.step.packing.words, 0), dtype=U64))
+    def _close(self, nxt: NextLevel, depth: int) -> Level:
+        """Merge a finished level's keys into the visited set; the level. The level's chunks
+        are joined and let go first: the merge's temporaries come on top of one copy of the
+        level, not two."""
+        if self.coded_levels:
+            assert self.codes is not None
+            extra = self.fmt.words - 1
+            sort_key = _concat([c[0] for c in nxt.coded], U64)
+            coded = [_concat([c[1][w] for c in nxt.coded], self.codes.dtypes[w]) for w in range(extra)]
+            level = Level.of_codes(sort_key, coded, self.fmt, self.codes)
+        else:
+            level = Level.of_words(np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
+                                   if nxt.words else np.zeros((self.step.packing.words, 0), dtype=U64))
         nxt.words.clear()
+        nxt.coded.clear()
         if depth > 0:
             self.parents.append(_concat(nxt.parents, np.int32))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
@@ -333,9 +349,9 @@ class Search:
         keys = nxt.keys.merged()
         self.visited.merge(keys.sort_key, keys.extras)
         self.seen.fit(self.visited.sort_key)
-        if self.properties and words.shape[1]:
-            self.levels.append(words)
-        return words
+        if self.properties and len(level):
+            self.levels.append(level.words())
+        return level
 
     def _limit(self, level: Block, depth: int, offset: int) -> int:
         """How many states of a chunk's new states (the level's from `offset` on) the run
