@@ -1,0 +1,168 @@
+"""The processes of a protocol and the messages between them, as a model declares them for
+its traces (kmc/traces/sequence.py draws them): lanes, and per action family a local event on
+one lane or the sending or receiving of a message.
+
+    lanes = Lanes(
+        Lane("controller"), Lane("broker", BROKER),   # one lane; one lane per broker (b1, b2, ...)
+        local={"fence_broker": "controller", "unclean_shutdown": "broker"},
+        messages=[Message("Fetch", "follower", "leader",
+                          sent_by="send_fetch_request", received_by="receive_fetch_request")],
+    )
+
+A lane is named in an action by one of its parameters (`broker`: the lane of the broker it
+names; a parameter that names none, `leader=none`, names no lane), or by a lane's own name (a
+lane per value named so is every one of them but the other end: a broadcast). A message's ends
+are named as its sending action names them; `received_as=(sender, receiver)` names them as its
+receiving action does when that differs. Checked when the model is built: one line,
+`FILE:LINE: what is wrong: the fix`. Part of the model contract; depends on nothing else in kmc
+but declared.py and located.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from kmc.model.declared import caller
+from kmc.model.located import DeclarationError
+
+
+@dataclass(frozen=True)
+class Lane:
+    """A process drawn as a lane: `Lane("controller")` is one; `Lane("broker", BROKER)` is one
+    per value of the Domain, named as it shows them (b1, b2, ...)."""
+
+    name: str
+    each: Any = None  # a Domain (kmc/model/core.py), or None for a single process
+
+
+@dataclass(frozen=True)
+class Message:
+    """A message `name` from lane `sender` to lane `receiver` (as the sending action names
+    them), sent by action `sent_by` and received by action `received_by` (either may be left
+    out: a message put in by no action, or never taken out)."""
+
+    name: str
+    sender: str
+    receiver: str
+    sent_by: str | None = None
+    received_by: str | None = None
+    received_as: tuple[str, str] | None = None  # (sender, receiver) as the receiving action names them
+
+
+@dataclass(frozen=True)
+class Moves:
+    """What one step does on the lanes: its own lane, the messages it sends (name, sender,
+    receivers) and receives (name, sender, receiver)."""
+
+    home: str | None
+    sends: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    receives: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+class Lanes:
+    """A model's lanes, its actions' local events (action -> lane) and its messages."""
+
+    def __init__(self, *lanes: Lane, local: Mapping[str, str] | None = None, messages: Sequence[Message] = ()):
+        self.at = caller()
+        self.lanes = tuple(lanes)
+        self.local = dict(local or {})
+        self.messages = tuple(messages)
+
+    def members(self, model: Any) -> dict[str, list[str]]:
+        """Each declared lane's name -> the lanes drawn for it, in order."""
+        return {ln.name: [ln.name] if ln.each is None else [ln.each.show(v) for v in ln.each.values(model)]
+                for ln in self.lanes}
+
+    def order(self, model: Any) -> list[str]:
+        return [name for names in self.members(model).values() for name in names]
+
+    def moves(self, model: Any, action: Any, args: Sequence[int]) -> Moves:
+        """The lanes of one step of `action` with parameters `args`."""
+        members = self.members(model)
+        bound = {p.name: (p, a) for p, a in zip(action.params, args)}
+
+        def ends(name: str, other: list[str]) -> list[str]:
+            if name in bound:
+                p, a = bound[name]
+                shown = p.show(a)
+                return [shown] if any(shown in m for m in members.values()) else []
+            return [m for m in members[name] if m not in other]
+
+        out = Moves(None)
+        for msg in self.messages:
+            if msg.sent_by == action.name:
+                src = ends(msg.sender, [])
+                if src:
+                    out.sends.append((msg.name, src[0], ends(msg.receiver, src)))
+            if msg.received_by == action.name:
+                sender, receiver = msg.received_as or (msg.sender, msg.receiver)
+                dst = ends(receiver, [])
+                src = ends(sender, dst)
+                if dst and src:
+                    out.receives.append((msg.name, src[0], dst[0]))
+        if action.name in self.local:
+            found = ends(self.local[action.name], [])
+            home = found[0] if found else None
+        else:
+            home = (out.receives[0][2] if out.receives else out.sends[0][1] if out.sends else None)
+        return Moves(home, out.sends, out.receives)
+
+    # -- the checks run when a model is built ---------------------------------------------
+
+    def check(self, model: Any, actions: Mapping[str, Any], listed: Sequence[Any]) -> None:
+        """`actions`: every action the model class declares, by name; `listed`: the ones this
+        model's `actions()` lists, which each need a lane."""
+        if not self.lanes or not all(isinstance(ln, Lane) for ln in self.lanes):
+            raise self._error("Lanes(...) takes the lanes first: Lanes(Lane(\"controller\"), Lane(\"broker\", BROKER), "
+                              "local={...}, messages=[...])")
+        members = self.members(model)
+        seen: list[str] = []
+        for names in members.values():
+            for name in names:
+                if name in seen:
+                    raise self._error(f"two lanes are named {name}: give each lane its own name")
+                seen.append(name)
+        for msg in self.messages:
+            if not isinstance(msg, Message):
+                raise self._error(f"messages lists {msg!r}: list Message(\"Fetch\", sender, receiver, sent_by=..., "
+                                  "received_by=...)")
+            if msg.sent_by is None and msg.received_by is None:
+                raise self._error(f"message {msg.name}: give sent_by=, received_by= or both (the actions)")
+            if msg.sent_by is not None:
+                self._ends(actions, members, msg.sent_by, f"message {msg.name}", msg.sender, msg.receiver)
+            if msg.received_by is not None:
+                self._ends(actions, members, msg.received_by, f"message {msg.name}",
+                           *(msg.received_as or (msg.sender, msg.receiver)))
+        for name, lane in self.local.items():
+            self._ends(actions, members, name, "local", lane)
+        drawn = set(self.local) | {m.sent_by for m in self.messages} | {m.received_by for m in self.messages}
+        for a in listed:
+            if a.name not in drawn:
+                raise self._error(f"action {a.name} has no lane: add \"{a.name}\": LANE to local=, or name it in a "
+                                  "Message's sent_by= or received_by=")
+
+    def _ends(self, actions: Mapping[str, Any], members: dict[str, list[str]], name: str, what: str,
+              *ends: str) -> None:
+        if name not in actions:
+            near = difflib.get_close_matches(name, sorted(actions), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise self._error(f"{what} names action {name!r}, which the model does not declare{hint}: name one of its "
+                              "actions")
+        action = actions[name]
+        params = {p.name: p for p in action.params}
+        lanes = [m for names in members.values() for m in names]
+        for end in ends:
+            if end in params:
+                p = params[end]
+                wrong = [p.show(v) for v in p.values if v >= 0 and p.show(v) not in lanes]
+                if wrong:
+                    raise self._error(f"{what}: action {name}'s parameter {end} names {wrong[0]}, not a lane "
+                                      f"({', '.join(lanes)}): name a lane by a parameter that ranges over lanes")
+            elif end not in members:
+                raise self._error(f"{what}: {end!r} is neither a parameter of action {name} "
+                                  f"({', '.join(params) or 'none'}) nor a lane ({', '.join(members)}): name one of them")
+
+    def _error(self, text: str) -> DeclarationError:
+        return DeclarationError(f"{self.at}: lanes: {text}")
