@@ -13,7 +13,8 @@
   its receiver's lane at the step that receives it (matched first sent, first received); a
   message received that no step of the trace sent is drawn at its receipt, one still in
   flight at the end runs to the bottom.
-- Every changed field is a line `field old → new` in a **note** on the lane it belongs to (a
+- Every changed field is a line `field old → new` (of a value of several parts, only the
+  parts that changed) in a **note** on the lane it belongs to (a
   field of no lane: on the step's lane), so crashes, truncations and HW moves show where
   they happen.
 """
@@ -107,6 +108,36 @@ def _entity_lanes(model: Model, states: list[dict[str, str]]) -> list[str]:
     return order or [model.name]  # nothing names an entity: the model is the one lane
 
 
+def _parts(value: str) -> list[str]:
+    """A described value split at its top-level ", " (not inside brackets or braces)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(value):
+        depth += (c in "([{") - (c in ")]}")
+        if depth == 0 and value.startswith(", ", i):
+            parts.append(value[start:i])
+            start = i + 2
+    return [*parts, value[start:]]
+
+
+def changed(old: str, new: str) -> str:
+    """`old → new`, or for values of several parts only the parts that changed, each after
+    the words it shares with its old self: `RUNNING, epoch 1, metadata 1/1` to `RUNNING,
+    epoch 1, metadata 1/2` is `metadata 1/1 → 1/2`."""
+    a, b = _parts(old), _parts(new)
+    if len(a) != len(b) or len(a) < 2:
+        return f"{old} {ARROW} {new}"
+    shown = []
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        xs, ys = x.split(" "), y.split(" ")
+        n = 0
+        while n < min(len(xs), len(ys)) - 1 and xs[n] == ys[n]:
+            n += 1
+        shown.append(" ".join([*xs[:n], " ".join(xs[n:]), ARROW, " ".join(ys[n:])]))
+    return ", ".join(shown)
+
+
 def _changes(before: dict[str, str], after: dict[str, str], lanes: set[str]) -> tuple[dict[str, list[str]], list[str]]:
     notes: dict[str, list[str]] = {}
     loose: list[str] = []
@@ -114,7 +145,7 @@ def _changes(before: dict[str, str], after: dict[str, str], lanes: set[str]) -> 
         old, new = before.get(key, "-"), after.get(key, "-")
         if old == new:
             continue
-        line = f"{field_of(key, lanes)} {old} {ARROW} {new}"
+        line = f"{field_of(key, lanes)} {changed(old, new)}"
         e = lane_of(key, lanes)
         if e is None:
             loose.append(line)
