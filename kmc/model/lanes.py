@@ -40,25 +40,34 @@ class Lane:
 @dataclass(frozen=True)
 class Message:
     """A message `name` from lane `sender` to lane `receiver` (as the sending action names
-    them), sent by action `sent_by` and received by action `received_by` (either may be left
-    out: a message put in by no action, or never taken out)."""
+    them), sent by the action `sent_by` (or by any of several) and received by `received_by`
+    (either may be left out: a message put in by no action, or never taken out); `key`, a
+    parameter of both actions, tells apart the messages of one kind in flight at once (the
+    batch of a produce request), and is shown with the name."""
 
     name: str
     sender: str
     receiver: str
-    sent_by: str | None = None
-    received_by: str | None = None
+    sent_by: str | tuple[str, ...] = ()
+    received_by: str | tuple[str, ...] = ()
     received_as: tuple[str, str] | None = None  # (sender, receiver) as the receiving action names them
+    key: str | None = None
+
+    def senders(self) -> tuple[str, ...]:
+        return (self.sent_by,) if isinstance(self.sent_by, str) else tuple(self.sent_by)
+
+    def receivers(self) -> tuple[str, ...]:
+        return (self.received_by,) if isinstance(self.received_by, str) else tuple(self.received_by)
 
 
 @dataclass(frozen=True)
 class Moves:
     """What one step does on the lanes: its own lane, the messages it sends (name, sender,
-    receivers) and receives (name, sender, receiver)."""
+    receivers) and receives (name, the lanes that may have sent it, receiver)."""
 
     home: str | None
     sends: list[tuple[str, str, list[str]]] = field(default_factory=list)
-    receives: list[tuple[str, str, str]] = field(default_factory=list)
+    receives: list[tuple[str, list[str], str]] = field(default_factory=list)
 
 
 class Lanes:
@@ -92,16 +101,20 @@ class Lanes:
 
         out = Moves(None)
         for msg in self.messages:
-            if msg.sent_by == action.name:
+            name = msg.name
+            if msg.key is not None and msg.key in bound:
+                p, a = bound[msg.key]
+                name = f"{msg.name}({p.show(a)})"
+            if action.name in msg.senders():
                 src = ends(msg.sender, [])
                 if src:
-                    out.sends.append((msg.name, src[0], ends(msg.receiver, src)))
-            if msg.received_by == action.name:
+                    out.sends.append((name, src[0], ends(msg.receiver, src)))
+            if action.name in msg.receivers():
                 sender, receiver = msg.received_as or (msg.sender, msg.receiver)
                 dst = ends(receiver, [])
                 src = ends(sender, dst)
                 if dst and src:
-                    out.receives.append((msg.name, src[0], dst[0]))
+                    out.receives.append((name, src, dst[0]))
         if action.name in self.local:
             found = ends(self.local[action.name], [])
             home = found[0] if found else None
@@ -128,16 +141,19 @@ class Lanes:
             if not isinstance(msg, Message):
                 raise self._error(f"messages lists {msg!r}: list Message(\"Fetch\", sender, receiver, sent_by=..., "
                                   "received_by=...)")
-            if msg.sent_by is None and msg.received_by is None:
+            if not msg.senders() and not msg.receivers():
                 raise self._error(f"message {msg.name}: give sent_by=, received_by= or both (the actions)")
-            if msg.sent_by is not None:
-                self._ends(actions, members, msg.sent_by, f"message {msg.name}", msg.sender, msg.receiver)
-            if msg.received_by is not None:
-                self._ends(actions, members, msg.received_by, f"message {msg.name}",
-                           *(msg.received_as or (msg.sender, msg.receiver)))
+            for name in msg.senders():
+                self._ends(actions, members, name, f"message {msg.name}", msg.sender, msg.receiver)
+            for name in msg.receivers():
+                self._ends(actions, members, name, f"message {msg.name}", *(msg.received_as or (msg.sender, msg.receiver)))
+            for name in (*msg.senders(), *msg.receivers()) if msg.key is not None else ():
+                if msg.key not in {p.name for p in actions[name].params}:
+                    raise self._error(f"message {msg.name}: its key {msg.key!r} is not a parameter of action {name}: "
+                                      "a key is a parameter of every action that sends or receives it")
         for name, lane in self.local.items():
             self._ends(actions, members, name, "local", lane)
-        drawn = set(self.local) | {m.sent_by for m in self.messages} | {m.received_by for m in self.messages}
+        drawn = set(self.local) | {a for m in self.messages for a in (*m.senders(), *m.receivers())}
         for a in listed:
             if a.name not in drawn:
                 raise self._error(f"action {a.name} has no lane: add \"{a.name}\": LANE to local=, or name it in a "

@@ -174,10 +174,11 @@ def build(trace: Trace) -> Sequence:
                 for dst in dsts:
                     arrows.append(Arrow(name, src, dst, k, None))
                     in_flight.append(arrows[-1])
-            for name, src, dst in moves.receives:
-                match = next((a for a in in_flight if (a.message, a.source, a.target) == (name, src, dst)), None)
+            for name, srcs, dst in moves.receives:
+                match = next((a for a in in_flight if a.message == name and a.target == dst and a.source in srcs),
+                             None)
                 if match is None:
-                    arrows.append(Arrow(name, src, dst, None, k))
+                    arrows.append(Arrow(name, srcs[0], dst, None, k))
                 else:
                     match.received = k
                     in_flight.remove(match)
