@@ -1,7 +1,7 @@
 """A trace as a sequence diagram: lanes, the messages between them, notes of what changed.
 
 - The **lanes** are the processes the model declares (`Model.lanes`, kmc/model/lanes.py: the
-  controller, b1, b2, ...). A model that declares none gets one lane per entity group of what
+  controller, b1, b2, ...), those the trace does something on. A model that declares none gets one lane per entity group of what
   it describes (`Model.describe`): the part of a key before the first dot (`r2.HW` belongs to
   `r2`), or a key that is a replica's name (`r2`); a model that does not override `describe`
   is described from its schema (an element of a field with a replica axis belongs to that
@@ -189,5 +189,5 @@ def build(trace: Trace) -> Sequence:
         notes = {home: notes.pop(home, []) + loose, **notes}
         events.append(Event(k, inst.label, home, notes))
     used = {e for ev in events for e in ev.notes} | {a.source for a in arrows} | {a.target for a in arrows}
-    participants = order if declared is not None else [e for e in order if e in used]
+    participants = [e for e in order if e in used]  # a process nothing happens on is left out
     return Sequence(model.title(), participants, events, arrows, trace.invariant)

@@ -35,11 +35,11 @@ class _Band:
 def _note(x: float, y: float, lines: list[str], bold: int, cls: str) -> tuple[str, float]:
     wrapped = [(i < bold, w) for i, line in enumerate(lines) for w in wrap(line, COL - 12)]
     h = 8 + LINE * len(wrapped)
-    parts = [f'<rect class="{cls}" x="{x:.1f}" y="{y:.1f}" width="{COL - 12}" height="{h}" rx="3"/>']
+    parts = [f'<g class="n"><rect class="{cls}" x="{x:.1f}" y="{y:.1f}" width="{COL - 12}" height="{h}" rx="3"/>']
     for i, (strong, text) in enumerate(wrapped):
         weight = ' font-weight="bold"' if strong else ""
         parts.append(f'<text x="{x + 6:.1f}" y="{y + LINE * (i + 1):.1f}"{weight}>{escape(text)}</text>')
-    return "".join(parts), h
+    return "".join(parts) + "</g>", h
 
 
 def render(seq: Sequence, *, loop: int | None = None, stutters: bool = False, facts: list[str] | None = None) -> str:
@@ -52,7 +52,7 @@ def render(seq: Sequence, *, loop: int | None = None, stutters: bool = False, fa
     for ev in seq.events:
         top = y
         y += 16 if ev.step in received else 4  # room for an arrow coming in
-        body.append(f'<g class="event" data-step="{ev.step}">')
+        body.append(f'<g class="event" data-step="{ev.step}" data-lane="{escape(ev.lane)}">')
         tallest, anchor = 0.0, {}
         for who, lines in ev.notes.items():
             shown = [f"{ev.step}. {ev.label}", *lines] if who == ev.lane else lines
@@ -107,9 +107,9 @@ def _note_wide(x: float, y: float, w: float, lines: list[str], cls: str) -> tupl
     n = max(int((w - 12) / CHAR), 8)
     wrapped = [part for line in lines for part in textwrap.wrap(line, n) or [""]]
     h = 8 + LINE * len(wrapped)
-    out = [f'<rect class="{cls}" x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h}" rx="3"/>']
+    out = [f'<g class="n"><rect class="{cls}" x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h}" rx="3"/>']
     out += [f'<text x="{x + 6:.1f}" y="{y + LINE * (i + 1):.1f}">{escape(t)}</text>' for i, t in enumerate(wrapped)]
-    return "".join(out), h
+    return "".join(out) + "</g>", h
 
 
 def _lasso(body: list[str], bands: dict[int, _Band], loop: int, stutters: bool, facts: list[str], y: float,
@@ -119,12 +119,11 @@ def _lasso(body: list[str], bands: dict[int, _Band], loop: int, stutters: bool, 
     last = max(bands)
     first = last if stutters else loop + 1
     top, bottom = bands[first].top + 4, bands[last].bottom - 8
-    back = f"stutters at step {last} for ever" if stutters else f"back to the state of step {loop}"
+    cycle = (f"the run stutters at step {last} for ever" if stutters
+             else f"steps {first} to {last} go round, back to the state of step {loop}")
     body.append(f'<g class="loop"><path d="M{LEFT - 8},{bottom:.1f} H{LEFT - 30} V{top:.1f} H{LEFT - 8}" '
-                f'fill="none" marker-end="url(#arrow)"/>'
-                f'<text transform="translate({LEFT - 36},{(top + bottom) / 2:.1f}) rotate(-90)" '
-                f'text-anchor="middle">↺ {escape(back)}</text></g>')
-    lines = ["Fairness on the cycle:", *facts]
+                f'fill="none" marker-end="url(#arrow)"/><text x="{LEFT - 46}" y="{top + 4:.1f}">↺</text></g>')
+    lines = [f"↺ The cycle: {cycle}.", "Fairness on the cycle:", *facts]
     note, h = _note_wide(LEFT - 40, y + 4, width - LEFT + 28, lines, "facts")
     body.append(f'<g class="facts">{note}</g>')
     return y + h + 12
