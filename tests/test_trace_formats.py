@@ -100,7 +100,7 @@ def test_html_is_self_contained(run_kmc, saved: Path, tmp_path: Path) -> None:
     # nothing to fetch: no src/href attributes, no URL but the SVG namespace name
     assert not re.search(r"\b(src|href)\s*=", html)
     assert set(re.findall(r"https?://[^\s\"'<>]+", html)) == {"http://www.w3.org/2000/svg"}
-    assert '<svg id="diagram"' in html and '<table id="steps">' in html and 'class="bad"' in html
+    assert '<svg class="diagram"' in html and '<table class="steps">' in html and 'class="bad"' in html
 
 
 def test_bad_trace_files_exit_2(run_kmc, tmp_path: Path, saved: Path) -> None:
@@ -137,7 +137,7 @@ def test_html_renders_in_headless_chromium(run_kmc, saved: Path, tmp_path: Path)
     n = reference_trace().length
     # the inline script ran in the browser and counted what it found rendered
     assert f'data-rendered="{n} events, {n + 1} rows"' in dom
-    assert dom.count('<g class="event"') == n and '<table id="steps">' in dom
+    assert dom.count('<g class="event"') == n and '<table class="steps">' in dom
     assert "Invariant committed-never-lost is violated" in dom
     shot = tmp_path / "trace.png"
     subprocess.run([*flags, "--window-size=1600,1400", f"--screenshot={shot}", page.as_uri()],

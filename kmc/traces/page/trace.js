@@ -1,5 +1,5 @@
 // The trace page's behaviour (kmc/traces/html.py inlines it): select a step with the keyboard
-// (arrows, j/k, Home/End) or a click, highlight it in the diagram and the step table, show its
+// (arrows, j/k, Home/End), a click or a link (#step=4), highlight it in the diagram and the step table, show its
 // whole state with the fields it changed, and filter the fields by a text box.
 (function () {
   var sections = Array.prototype.slice.call(document.querySelectorAll('section.trace'));
@@ -83,6 +83,9 @@
 
   var traces = sections.map(setup);
   activate(traces[0]);
+  // a link to a step: page.html#step=4 (two traces: #step=4,2)
+  var linked = /^#step=([\d,]+)$/.exec(location.hash);
+  if (linked) linked[1].split(',').forEach(function (k, i) { if (traces[i]) traces[i].go(Number(k)); });
   document.addEventListener('keydown', function (e) {
     if (e.target.tagName === 'INPUT') {
       if (e.key === 'Escape') { e.target.value = ''; e.target.dispatchEvent(new Event('input')); e.target.blur(); }
