@@ -14,6 +14,7 @@ from chromium_pipe import Browser, chromium_or_skip
 from kmc.cli.main import main
 from kmc.model.core import Model
 from kmc.traces import itf
+from kmc.traces.sequence import changed as compact
 from kmc import registry
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "two_phase_commit" / "model.py"
@@ -44,8 +45,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 @pytest.fixture(scope="module")
 def lrs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """kraft v3.5's last-replica-standing counterexample (docs/kraft.md)."""
-    return saved(tmp_path_factory.mktemp("lrs"), "kraft", "--mode", "v3.5", *KRAFT, "--invariant",
-                 "leader-completeness")
+    return saved(tmp_path_factory.mktemp("lrs"), "kraft", "--min-insync-replicas", "2", "--fence-broker-limit", "1",
+                 "--unclean-shutdown-limit", "1", "--invariant", "leader-completeness")
 
 
 def described(trace_file: Path, model: str | None = None) -> list[dict[str, str]]:
@@ -125,7 +126,7 @@ def test_kraft_lrs_stepped_through_with_keys_and_clicks(browser: Browser, lrs: P
     want = [key for key, value in states[4].items() if "hwm" in f"{key}{value}".lower()]
     assert browser.eval(VISIBLE) == want and len(want) == 3  # b1.log, b2.log, true hwm
     shown = browser.eval("[...document.querySelectorAll('table.steps li:not(.hidden)')].map(li => li.dataset.key)")
-    lines = {(key, f"{key}: {states[k - 1].get(key, '-')} → {states[k].get(key, '-')}")
+    lines = {(key, f"{key}: {compact(states[k - 1].get(key, '-'), states[k].get(key, '-'))}")
              for k in range(1, len(states)) for key in changed(states, k)}
     assert set(shown) == {key for key, line in lines if "hwm" in line.lower()}
     browser.key("Escape")
@@ -180,3 +181,5 @@ def test_two_traces_side_by_side(browser: Browser, tmp_path: Path) -> None:
     browser.key("ArrowDown")
     assert browser.eval(steps) == ["4", "4"]
     assert browser.eval(WIDE) is False
+    browser.open(page(tmp_path, a, b).as_uri() + "#step=2,3")  # a link to a step of each
+    assert browser.eval(steps) == ["2", "3"]

@@ -12,7 +12,7 @@ from html import escape
 from importlib import resources
 
 from kmc.traces import svg
-from kmc.traces.sequence import build, described
+from kmc.traces.sequence import build, changed, described
 from kmc.traces.trace import Trace
 
 
@@ -55,8 +55,8 @@ def _banner(s: Shown) -> str:
 
 
 def _steps(trace: Trace, states: list[dict[str, str]], labels: list[str]) -> str:
-    """The step table: per step its action and the fields it changed (each a `data-key` the
-    filter hides), the violating step red, a lasso's cycle marked."""
+    """The step table: per step its action and the fields it changed, as the diagram's notes
+    show them (each a `data-key` the filter hides), the violating step red, a lasso's cycle marked."""
     rows = []
     for k, label in enumerate(labels):
         marks = []
@@ -71,7 +71,7 @@ def _steps(trace: Trace, states: list[dict[str, str]], labels: list[str]) -> str
             for key in dict.fromkeys([*before, *after]):
                 old, new = before.get(key, "-"), after.get(key, "-")
                 if old != new:
-                    changes.append(f'<li data-key="{escape(key)}">{escape(f"{key}: {old} → {new}")}</li>')
+                    changes.append(f'<li data-key="{escape(key)}">{escape(f"{key}: {changed(old, new)}")}</li>')
         cls = f' class="{" ".join(marks)}"' if marks else ""
         rows.append(f'<tr data-step="{k}"{cls}><td>{k}</td><td>{escape(label)}</td>'
                     f'<td><ul>{"".join(changes)}</ul></td></tr>')

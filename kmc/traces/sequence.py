@@ -7,8 +7,8 @@
   is described from its schema (an element of a field with a replica axis belongs to that
   replica, the others to a lane named after the model).
 - A step happens on one lane: its declared local event's, else the receiver of the message it
-  receives, else the sender of the one it sends (an undeclared model: its first replica
-  parameter's, else the lane whose fields it changes).
+  receives, else the sender of the one it sends (undeclared: the first lane whose fields it
+  changes, else its first replica parameter's).
 - An **arrow** is a declared message only, from its sender's lane at the step that sends it to
   its receiver's lane at the step that receives it (matched first sent, first received); a
   message received that no step of the trace sent is drawn at its receipt, one still in
@@ -184,8 +184,8 @@ def build(trace: Trace) -> Sequence:
                     in_flight.remove(match)
             home = moves.home
         else:
-            home = next((r for r in _replicas(inst) if r in lanes), None)
-        home = home or next(iter(notes), order[0])
+            home = None
+        home = home or next(iter(notes), None) or next((r for r in _replicas(inst) if r in lanes), order[0])
         notes = {home: notes.pop(home, []) + loose, **notes}
         events.append(Event(k, inst.label, home, notes))
     used = {e for ev in events for e in ev.notes} | {a.source for a in arrows} | {a.target for a in arrows}

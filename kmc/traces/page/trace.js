@@ -44,8 +44,8 @@
       sec.querySelectorAll('.on').forEach(function (e) { e.classList.remove('on'); });
       var row = sec.querySelector('tr[data-step="' + k + '"]');
       var ev = sec.querySelector('g.event[data-step="' + k + '"]');
-      if (row) { row.classList.add('on'); row.scrollIntoView({ block: 'nearest' }); }
-      if (ev) { ev.classList.add('on'); ev.scrollIntoView({ block: 'nearest' }); }
+      if (row) row.classList.add('on');
+      if (ev) { ev.classList.add('on'); reveal(ev, sec.querySelector('div.diagram')); }
       sec.querySelectorAll('g.msg').forEach(function (m) {
         if (m.dataset.sent === String(k) || m.dataset.received === String(k)) m.classList.add('on');
       });
@@ -73,6 +73,13 @@
     t.filter = filter;
     go(0);
     return t;
+  }
+
+  // scroll the diagram's own pane (never the page) to show a step's notes
+  function reveal(el, pane) {
+    var r = el.getBoundingClientRect(), p = pane.getBoundingClientRect();
+    if (r.top < p.top) pane.scrollTop -= p.top - r.top + 8;
+    else if (r.bottom > p.bottom) pane.scrollTop += Math.min(r.bottom - p.bottom + 8, r.top - p.top - 8);
   }
 
   function activate(t) {
