@@ -375,7 +375,7 @@ class Model:
             raise DeclarationError(f"{class_at(type(self))}: model class {type(self).__name__}: lanes = "
                                    f"{lanes!r}: declare lanes = Lanes(Lane(\"controller\"), ..., local={{...}}, messages=[...])")
         by_name = {d.name: d.__get__(self, type(self)) for d in declared_actions.values()}
-        lanes.check(self, by_name, list(self.actions()))
+        lanes.check(self, by_name)
 
     def _validate(self) -> None:
         """Cross-option checks; raise BadInput naming the options."""

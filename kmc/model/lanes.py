@@ -124,9 +124,9 @@ class Lanes:
 
     # -- the checks run when a model is built ---------------------------------------------
 
-    def check(self, model: Any, actions: Mapping[str, Any], listed: Sequence[Any]) -> None:
-        """`actions`: every action the model class declares, by name; `listed`: the ones this
-        model's `actions()` lists, which each need a lane."""
+    def check(self, model: Any, actions: Mapping[str, Any]) -> None:
+        """`actions`: every action the model class declares, by name (each needs a lane, also
+        one that only some options list)."""
         if not self.lanes or not all(isinstance(ln, Lane) for ln in self.lanes):
             raise self._error("Lanes(...) takes the lanes first: Lanes(Lane(\"controller\"), Lane(\"broker\", BROKER), "
                               "local={...}, messages=[...])")
@@ -154,9 +154,9 @@ class Lanes:
         for name, lane in self.local.items():
             self._ends(actions, members, name, "local", lane)
         drawn = set(self.local) | {a for m in self.messages for a in (*m.senders(), *m.receivers())}
-        for a in listed:
-            if a.name not in drawn:
-                raise self._error(f"action {a.name} has no lane: add \"{a.name}\": LANE to local=, or name it in a "
+        for name in actions:
+            if name not in drawn:
+                raise self._error(f"action {name} has no lane: add \"{name}\": LANE to local=, or name it in a "
                                   "Message's sent_by= or received_by=")
 
     def _ends(self, actions: Mapping[str, Any], members: dict[str, list[str]], name: str, what: str,

@@ -72,6 +72,7 @@ class Transactions(TransactionEnd, Model):
             Message("Produce", "producer", "partition", sent_by="send", received_by="partition_append"),
             Message("AddOffsetsToTxn", "producer", "coordinator", sent_by="send_offsets", received_by="send_offsets"),
             Message("EndTxn", "producer", "coordinator", sent_by="end_txn", received_by="end_txn"),
+            Message("EndTxn", "producer", "coordinator", sent_by="end_txn_timeout", received_by="delayed_end_txn"),
             Message("WriteTxnMarkers", "coordinator", "partition", sent_by="write_marker", received_by="write_marker"),
             Message("WriteTxnMarkers", "coordinator", "group", sent_by="write_offsets_marker",
                     received_by="write_offsets_marker"),

@@ -85,7 +85,8 @@ def _section(s: Shown, index: int, pair: bool) -> str:
     states = described(trace)
     labels = ["initial"] + [step.instance.label for step in trace.steps[1:] if step.instance is not None]
     data = json.dumps({"states": states, "labels": labels}).replace("<", "\\u003c")
-    diagram = svg.render(build(trace), loop=trace.loop, stutters=trace.stutters, facts=list(s.facts))
+    diagram = svg.render(build(trace), loop=trace.loop, stutters=trace.stutters, facts=list(s.facts),
+                         col=svg.NARROW if pair else svg.COL)
     return (
         f'<section class="trace" id="trace-{index}">'
         f"<h1>{escape(_title(s))} ({trace.length} steps)</h1>"

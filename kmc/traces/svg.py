@@ -14,8 +14,9 @@ from kmc.traces.sequence import Sequence
 
 CHAR = 6.7  # width of a character of the 11 px monospace font, in px
 LINE = 14
-COL = 290  # a lane's width
-LEFT = 56  # the margin left of the first lane: a lasso's bracket
+COL = 290  # a lane's width (two traces side by side: NARROW)
+NARROW = 236
+LASSO = 56  # the margin left of the first lane for a lasso's bracket (else 24)
 TOP = 56
 
 
@@ -32,19 +33,21 @@ class _Band:
     anchor: dict[str, float]  # lane -> y where its note ends (a message sent there leaves from it)
 
 
-def _note(x: float, y: float, lines: list[str], bold: int, cls: str) -> tuple[str, float]:
-    wrapped = [(i < bold, w) for i, line in enumerate(lines) for w in wrap(line, COL - 12)]
+def _note(x: float, y: float, width: float, lines: list[str], bold: int, cls: str) -> tuple[str, float]:
+    wrapped = [(i < bold, w) for i, line in enumerate(lines) for w in wrap(line, width)]
     h = 8 + LINE * len(wrapped)
-    parts = [f'<g class="n"><rect class="{cls}" x="{x:.1f}" y="{y:.1f}" width="{COL - 12}" height="{h}" rx="3"/>']
+    parts = [f'<g class="n"><rect class="{cls}" x="{x:.1f}" y="{y:.1f}" width="{width}" height="{h}" rx="3"/>']
     for i, (strong, text) in enumerate(wrapped):
         weight = ' font-weight="bold"' if strong else ""
         parts.append(f'<text x="{x + 6:.1f}" y="{y + LINE * (i + 1):.1f}"{weight}>{escape(text)}</text>')
     return "".join(parts) + "</g>", h
 
 
-def render(seq: Sequence, *, loop: int | None = None, stutters: bool = False, facts: list[str] | None = None) -> str:
-    x_of = {p: LEFT + COL / 2 + i * COL for i, p in enumerate(seq.participants)}
-    width = LEFT + COL * len(seq.participants) + 12
+def render(seq: Sequence, *, loop: int | None = None, stutters: bool = False, facts: list[str] | None = None,
+           col: int = COL) -> str:
+    left = LASSO if loop is not None else 24
+    x_of = {p: left + col / 2 + i * col for i, p in enumerate(seq.participants)}
+    width = left + col * len(seq.participants) + 12
     received = {a.received for a in seq.arrows if a.received is not None}
     body: list[str] = []
     bands: dict[int, _Band] = {}
@@ -58,7 +61,7 @@ def render(seq: Sequence, *, loop: int | None = None, stutters: bool = False, fa
             shown = [f"{ev.step}. {ev.label}", *lines] if who == ev.lane else lines
             if not shown:
                 continue
-            note, h = _note(x_of[who] - COL / 2 + 6, y, shown, 1 if who == ev.lane else 0,
+            note, h = _note(x_of[who] - col / 2 + 6, y, col - 12, shown, 1 if who == ev.lane else 0,
                             "note home" if who == ev.lane else "note")
             body.append(note)
             tallest = max(tallest, h)
@@ -87,14 +90,14 @@ def render(seq: Sequence, *, loop: int | None = None, stutters: bool = False, fa
         y = _lasso(body, bands, loop, stutters, facts or [], y, width)
     if seq.invariant:
         lines = [f"{seq.invariant} is violated"]
-        note, h = _note_wide(LEFT - 40, y + 4, width - LEFT + 28, lines, "violation")
+        note, h = _note_wide(left - 16, y + 4, width - left + 4, lines, "violation")
         body.append(f'<g id="violation">{note}</g>')
         y += h + 12
     height = y + 16
     head = []
     for p, x in x_of.items():
         head.append(f'<line class="life" x1="{x:.1f}" y1="38" x2="{x:.1f}" y2="{height - 8:.1f}"/>')
-        head.append(f'<rect class="actor" x="{x - COL / 2 + 10:.1f}" y="10" width="{COL - 20:.1f}" height="28" rx="4"/>')
+        head.append(f'<rect class="actor" x="{x - col / 2 + 10:.1f}" y="10" width="{col - 20:.1f}" height="28" rx="4"/>')
         head.append(f'<text class="actor" x="{x:.1f}" y="29" text-anchor="middle">{escape(p)}</text>')
     defs = ('<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="8" markerHeight="8" '
             'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker></defs>')
@@ -121,9 +124,9 @@ def _lasso(body: list[str], bands: dict[int, _Band], loop: int, stutters: bool, 
     top, bottom = bands[first].top + 4, bands[last].bottom - 8
     cycle = (f"the run stutters at step {last} for ever" if stutters
              else f"steps {first} to {last} go round, back to the state of step {loop}")
-    body.append(f'<g class="loop"><path d="M{LEFT - 8},{bottom:.1f} H{LEFT - 30} V{top:.1f} H{LEFT - 8}" '
-                f'fill="none" marker-end="url(#arrow)"/><text x="{LEFT - 46}" y="{top + 4:.1f}">↺</text></g>')
+    body.append(f'<g class="loop"><path d="M{LASSO - 8},{bottom:.1f} H{LASSO - 30} V{top:.1f} H{LASSO - 8}" '
+                f'fill="none" marker-end="url(#arrow)"/><text x="{LASSO - 46}" y="{top + 4:.1f}">↺</text></g>')
     lines = [f"↺ The cycle: {cycle}.", "Fairness on the cycle:", *facts]
-    note, h = _note_wide(LEFT - 40, y + 4, width - LEFT + 28, lines, "facts")
+    note, h = _note_wide(LASSO - 40, y + 4, width - LASSO + 28, lines, "facts")
     body.append(f'<g class="facts">{note}</g>')
     return y + h + 12

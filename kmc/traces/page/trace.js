@@ -91,8 +91,12 @@
   var traces = sections.map(setup);
   activate(traces[0]);
   // a link to a step: page.html#step=4 (two traces: #step=4,2)
-  var linked = /^#step=([\d,]+)$/.exec(location.hash);
-  if (linked) linked[1].split(',').forEach(function (k, i) { if (traces[i]) traces[i].go(Number(k)); });
+  function follow() {
+    var linked = /^#step=([\d,]+)$/.exec(location.hash);
+    if (linked) linked[1].split(',').forEach(function (k, i) { if (traces[i]) traces[i].go(Number(k)); });
+  }
+  follow();
+  window.addEventListener('hashchange', follow);
   document.addEventListener('keydown', function (e) {
     if (e.target.tagName === 'INPUT') {
       if (e.key === 'Escape') { e.target.value = ''; e.target.dispatchEvent(new Event('input')); e.target.blur(); }
