@@ -98,6 +98,8 @@ MISTAKES = [
                                   'LANE = Domain(lambda m: (0,), lambda n: f"n{n + 1}")'),
      "message Ping: action ping's parameter node names n2, not a lane (n1): name a lane by a parameter that ranges over "
      "lanes"),
+    ("a local event on many lanes", ('local={"rest": "node"}', 'local={"rest": "nodes"}'),
+     "local: action rest happens on 'nodes', a lane per value (n1, n2): name the one by a parameter of rest"),
     ("two lanes of one name", ('Lane("nodes", NODE),', 'Lane("nodes", NODE), Lane("n1"),'),
      "two lanes are named n1: give each lane its own name"),
     ("a key that is no parameter", ('received_by="pong")', 'received_by="pong", key="batch")'),
@@ -162,3 +164,15 @@ def test_a_model_that_declares_nothing_gets_a_lane_per_entity(tmp_path: Path) ->
     seq = sequence.build(run_scenario(model, ["ping(n1, n2)", "pong(n1, n2)"]))
     assert seq.participants == ["n1", "n2"] and seq.arrows == []  # entity groups of describe, no arrows
     assert [ev.lane for ev in seq.events] == ["n1", "n2"]
+
+
+def test_a_key_matches_each_receipt_to_its_send() -> None:
+    """Without idempotence, batch b1 overtakes b0 in the network and is appended first (the
+    in-order violation of docs/idempotence.md): each Produce arrow runs from its own send."""
+    model, invs = registry.build("idempotence", mode="no-idempotence")
+    trace = bfs.check(model, registry.select(invs, ["in-order"])).invariants["in-order"].trace
+    assert [s.instance.label for s in trace.steps[1:]] == [
+        "send(batch=b0)", "send(batch=b1)", "leader_append(batch=b1)", "leader_append(batch=b0)"]
+    arrows = [(a.message, a.sent, a.received) for a in sequence.build(trace).arrows]
+    assert arrows == [("Produce(b0)", 1, 4), ("Produce(b1)", 2, 3), ("ProduceResponse(b1)", 3, 3),
+                      ("ProduceResponse(b0)", 4, 4)]

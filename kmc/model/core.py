@@ -372,8 +372,8 @@ class Model:
         if lanes is None:
             return
         if not isinstance(lanes, Lanes):
-            raise DeclarationError(f"{class_at(type(self))}: model class {type(self).__name__}: lanes = "
-                                   f"{lanes!r}: declare lanes = Lanes(Lane(\"controller\"), ..., local={{...}}, messages=[...])")
+            raise DeclarationError(f"{class_at(type(self))}: model class {type(self).__name__}: lanes = {lanes!r}: "
+                                   "declare lanes = Lanes(Lane(\"controller\"), ..., local={...}, messages=[...])")
         by_name = {d.name: d.__get__(self, type(self)) for d in declared_actions.values()}
         lanes.check(self, by_name)
 

@@ -146,13 +146,18 @@ class Lanes:
             for name in msg.senders():
                 self._ends(actions, members, name, f"message {msg.name}", msg.sender, msg.receiver)
             for name in msg.receivers():
-                self._ends(actions, members, name, f"message {msg.name}", *(msg.received_as or (msg.sender, msg.receiver)))
+                ends = msg.received_as or (msg.sender, msg.receiver)
+                self._ends(actions, members, name, f"message {msg.name}", *ends)
             for name in (*msg.senders(), *msg.receivers()) if msg.key is not None else ():
                 if msg.key not in {p.name for p in actions[name].params}:
                     raise self._error(f"message {msg.name}: its key {msg.key!r} is not a parameter of action {name}: "
                                       "a key is a parameter of every action that sends or receives it")
         for name, lane in self.local.items():
             self._ends(actions, members, name, "local", lane)
+            if lane not in {p.name for p in actions[name].params} and len(members[lane]) > 1:
+                each = ", ".join(members[lane])
+                raise self._error(f"local: action {name} happens on {lane!r}, a lane per value ({each}): name the one "
+                                  f"by a parameter of {name}")
         drawn = set(self.local) | {a for m in self.messages for a in (*m.senders(), *m.receivers())}
         for name in actions:
             if name not in drawn:

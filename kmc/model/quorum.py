@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, Lane, Lanes, Message, State, StateView, action
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Int, Lane, Lanes, Message, State, StateView, action,
+)
 from kmc.model.effects import Flat, merge, nested, when
 from kmc.model.quorum_state import (
     APPEND, BEGIN_QUORUM, CANDIDATE, DEAD, DIVERGING, FETCH, FETCH_RESPONSE, FENCED_LEADER_EPOCH, FOLLOWER,
@@ -35,6 +37,7 @@ from kmc.model.quorum_view import describe_state
 
 DISCONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask:b}}}")
 
+ASKS_VOTES = ("send_request_vote", "voter_fetch_timeout", "voter_election_timeout", "conclude_pre_vote")  # (pre-)votes
 ANSWERS_FETCH = ("reject_fetch_request", "diverging_fetch_request", "accept_fetch_request_from_voter",
                  "accept_fetch_request_from_observer", "accept_fetch_request")  # a leader's answers to a Fetch
 
@@ -49,8 +52,8 @@ class Quorum(QuorumPreVote):
                "voter_fetch_timeout": "server", "voter_election_timeout": "server",
                "resigned_election_timeout": "server", "conclude_pre_vote": "server"},
         messages=[
-            Message("VoteRequest", "server", "servers", received_as=("peer", "server"), received_by="handle_vote_request",
-                    sent_by=("send_request_vote", "voter_fetch_timeout", "voter_election_timeout", "conclude_pre_vote")),
+            Message("VoteRequest", "server", "servers", sent_by=ASKS_VOTES, received_by="handle_vote_request",
+                    received_as=("peer", "server")),
             Message("VoteResponse", "server", "peer", sent_by="handle_vote_request", received_by="handle_vote_response",
                     received_as=("peer", "server")),
             Message("BeginQuorumEpoch", "server", "servers", sent_by="become_leader",

@@ -50,7 +50,7 @@ class Replication(ReplicationVariants, Model):
                "leader_inc_high_watermark": "leader", "leader_shrink_isr": "leader", "leader_expand_isr": "leader",
                "follower_fetch": "follower", "follower_truncate": "follower"},
         messages=[
-            Message("LeaderAndIsr", "quorum", "replicas", sent_by="controller_elect_leader",
+            Message("LeaderAndIsr", "quorum", "replicas", sent_by=("controller_elect_leader", "controller_shrink_isr"),
                     received_by=("become_leader", "become_follower"), received_as=("quorum", "replica")),
             Message("Fetch", "follower", "leader", sent_by=("follower_fetch", "follower_truncate"),
                     received_by=("follower_fetch", "follower_truncate")),

@@ -1,22 +1,21 @@
 """A trace as a sequence diagram: lanes, the messages between them, notes of what changed.
 
 - The **lanes** are the processes the model declares (`Model.lanes`, kmc/model/lanes.py: the
-  controller, b1, b2, ...), those the trace does something on. A model that declares none gets one lane per entity group of what
-  it describes (`Model.describe`): the part of a key before the first dot (`r2.HW` belongs to
-  `r2`), or a key that is a replica's name (`r2`); a model that does not override `describe`
-  is described from its schema (an element of a field with a replica axis belongs to that
-  replica, the others to a lane named after the model).
-- A step happens on one lane: its declared local event's, else the receiver of the message it
-  receives, else the sender of the one it sends (undeclared: the first lane whose fields it
-  changes, else its first replica parameter's).
+  controller, b1, b2, ...) that the trace does something on. A model that declares none gets
+  a lane per entity group of what it describes (`Model.describe`): the part of a key before
+  the first dot (`r2.HW` belongs to `r2`), or a key that is a replica's name (`r2`); a model
+  that does not override `describe` is described from its schema (an element of a field with
+  a replica axis belongs to that replica, the others to a lane named after the model).
+- A step happens on one lane: its declared local event's, else the receiver's of the message
+  it receives, else the sender's of the one it sends (undeclared: the first lane whose fields
+  it changes, else its first replica parameter's).
 - An **arrow** is a declared message only, from its sender's lane at the step that sends it to
-  its receiver's lane at the step that receives it (matched first sent, first received); a
-  message received that no step of the trace sent is drawn at its receipt, one still in
-  flight at the end runs to the bottom.
+  its receiver's lane at the step that receives it (matched first sent, first received, by
+  key when it has one); a message no step of the trace sent is drawn at its receipt, one
+  still in flight at the end runs to the bottom.
 - Every changed field is a line `field old → new` (of a value of several parts, only the
-  parts that changed) in a **note** on the lane it belongs to (a
-  field of no lane: on the step's lane), so crashes, truncations and HW moves show where
-  they happen.
+  parts that changed) in a **note** on the lane it belongs to (a field of no lane: on the
+  step's lane), so crashes, truncations and HW moves show where they happen.
 """
 
 from __future__ import annotations
