@@ -103,7 +103,8 @@ def trace(trace_paths: tuple[Path, ...], model_spec: str | None, scenario_path: 
         if fails:
             played.invariant = fails[0].name
     if fmt == "html":
-        return _emit(html.page([_shown(played, docs)]), output)
+        shown = _shown(played, docs)
+        return _emit(html.render(played, shown.doc, report=shown.report, facts=shown.facts), output)
     inv = docs.get(played.invariant or "")
     doc, report = (inv.doc, inv.report) if inv is not None else ("", False)
     return _emit(render(played, fmt, doc, report), output)
@@ -197,7 +198,7 @@ def _claimed(path: Path, played: Trace, invariants: dict[str, Invariant], proper
 
 
 def render(played: Trace, fmt: str, doc: str, report: bool) -> str:
-    """Every format but html (`html.page`)."""
+    """Every format but html (`html.render`, `html.page`)."""
     if fmt == "json":
         return itf.dumps(played) + "\n"
     if fmt == "mermaid":

@@ -117,4 +117,5 @@ def page(shown: list[Shown]) -> str:
 
 
 def render(trace: Trace, doc: str = "", *, report: bool = False, facts: tuple[str, ...] = ()) -> str:
+    """The page of one trace."""
     return page([Shown(trace, doc, report, facts)])
