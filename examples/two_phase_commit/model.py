@@ -21,7 +21,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from kmc.model.core import (
-    Action, Backend, Bool, Domain, Effect, Field, Model, Option, Schema, State, StateView, action,
+    Action, Backend, Bool, Domain, Effect, Field, Lane, Lanes, Message, Model, Option, Schema, State, StateView,
+    action,
 )
 
 MODES = {
@@ -48,6 +49,17 @@ RM = Domain(lambda m: m.RM, rm_name)  # an action parameter ranging over the res
 class TwoPhaseCommit(Model):
     name = "two-phase-commit"
     summary = "Lamport's two-phase commit (TLA+ TwoPhase): one TM, N RMs, messages as a set"
+    lanes = Lanes(  # for traces: the TM, then a lane per RM; the decision goes to every RM
+        Lane("tm"), Lane("rms", RM),
+        local={"rm_choose_to_abort": "rm"},
+        messages=[
+            Message("Prepared", "rm", "tm", sent_by="rm_prepare", received_by="tm_rcv_prepared"),
+            Message("Commit", "tm", "rms", sent_by="tm_commit", received_by="rm_rcv_commit_msg",
+                    received_as=("tm", "rm")),
+            Message("Abort", "tm", "rms", sent_by="tm_abort", received_by="rm_rcv_abort_msg",
+                    received_as=("tm", "rm")),
+        ],
+    )
     modes = MODES
     options = (
         Option("mode", "tla", "tla: the TwoPhase specification as written", choices=tuple(MODES)),

@@ -1,6 +1,7 @@
 """`kmc trace FILE.itf.json`: re-render a saved trace; `kmc trace --scenario FILE`: play a
 scripted scenario and print a table per step. `--format` picks text, json (ITF), mermaid,
-dot or html for either.
+dot or html for either; `kmc trace A.itf.json B.itf.json --format html` sets two traces side by
+side on one page.
 
 A trace file is data: its model is kmc's own or an installed one, by name, or the file given
 with `--model`; a model file the trace names is never imported. What it claims (the invariant
@@ -56,7 +57,7 @@ FORMATS = ("text", "json", "mermaid", "dot", "html")
 
 
 @click.command("trace")
-@click.argument("trace_path", metavar="[FILE.itf.json]", required=False,
+@click.argument("trace_paths", metavar="[FILE.itf.json [FILE2.itf.json]]", nargs=-1,
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--model", "model_spec", default=None, metavar="MODEL",
               help="the trace's model: a model name, or FILE.py[:Class] (its code runs); default: the model "
@@ -67,15 +68,22 @@ FORMATS = ("text", "json", "mermaid", "dot", "html")
               help="text; json (ITF); mermaid (sequence diagram); dot (Graphviz); html (one self-contained page)")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="write to FILE (whole or not at all) instead of standard output")
-def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path | None, fmt: str,
+def trace(trace_paths: tuple[Path, ...], model_spec: str | None, scenario_path: Path | None, fmt: str,
           output: Path | None) -> int:
-    """Re-render a saved trace (kmc check --itf-dir) or play a scripted scenario."""
-    if (trace_path is None) == (scenario_path is None):
+    """Re-render a saved trace (kmc check --itf-dir), two side by side (--format html), or play
+    a scripted scenario."""
+    if (not trace_paths) == (scenario_path is None):
         raise click.UsageError("give a trace file (FILE.itf.json) or --scenario FILE, one of them")
+    if len(trace_paths) > 2 or (len(trace_paths) == 2 and fmt != "html"):
+        raise click.UsageError(f"{len(trace_paths)} trace files given: give one, or two with --format html "
+                               "(side by side)")
     if output is not None:
         check_writable(output, "--output")
-    if trace_path is not None:
-        played, docs = load_trace(trace_path, model_spec)
+    if len(trace_paths) == 2:
+        out = html.page([_shown(*load_trace(p, model_spec)) for p in trace_paths])
+        return _emit(out, output)
+    if trace_paths:
+        played, docs = load_trace(trace_paths[0], model_spec)
     else:
         if model_spec is not None:
             raise click.UsageError("--model is for a trace file: a scenario names its model")
@@ -94,14 +102,31 @@ def trace(trace_path: Path | None, model_spec: str | None, scenario_path: Path |
         fails = [i for i in fails if not i.report]
         if fails:
             played.invariant = fails[0].name
+    if fmt == "html":
+        shown = _shown(played, docs)
+        return _emit(html.render(played, shown.doc, report=shown.report, facts=shown.facts), output)
     inv = docs.get(played.invariant or "")
     doc, report = (inv.doc, inv.report) if inv is not None else ("", False)
-    out = render(played, fmt, doc, report)
+    return _emit(render(played, fmt, doc, report), output)
+
+
+def _emit(out: str, output: Path | None) -> int:
     if output is not None:
         write_atomic(output, out, "--output")
     else:
         click.echo(out, nl=not out.endswith("\n"))
     return 0
+
+
+def _shown(played: Trace, docs: dict[str, Invariant]) -> html.Shown:
+    """A trace as the HTML page shows it: its claim's doc, and a lasso's fairness facts."""
+    inv = docs.get(played.invariant or "")
+    doc, report = (inv.doc, inv.report) if inv is not None else ("", False)
+    facts: list[str] = []
+    if played.loop is not None:
+        prop = next(p for p in registry.properties_of(played.model) if p.name == played.invariant)
+        facts = lasso.notes(lasso.facts(played, prop))
+    return html.Shown(played, doc, report, tuple(facts))
 
 
 def load_trace(path: Path, model_spec: str | None = None) -> tuple[Trace, dict[str, Invariant]]:
@@ -177,14 +202,13 @@ def _claimed(path: str, played: Trace, invariants: dict[str, Invariant], propert
 
 
 def render(played: Trace, fmt: str, doc: str, report: bool) -> str:
+    """Every format but html (`html.render`, `html.page`)."""
     if fmt == "json":
         return itf.dumps(played) + "\n"
     if fmt == "mermaid":
         return mermaid.render(played)
     if fmt == "dot":
         return dot.render(played)
-    if fmt == "html":
-        return html.render(played, doc, report=report)
     return text.render(played, doc, report=report) + "\n"
 
 

@@ -34,7 +34,8 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Protocol, Sequenc
 
 from kmc.errors import BadInput
 from kmc.model import declared
-from kmc.model.located import DeclarationError, defined_at, failed
+from kmc.model.lanes import Lane, Lanes, Message  # noqa: F401 (re-exported: model files import the contract from here)
+from kmc.model.located import DeclarationError, class_at, defined_at, failed
 from kmc.model.schema import (  # noqa: F401 (re-exported: model files import the contract from here)
     NONE, Bool, Effect, Field, Int, Schema, State, StateView, View, replica_name,
 )
@@ -333,6 +334,7 @@ class Model:
     summary: ClassVar[str]
     modes: ClassVar[dict[str, str]]
     options: ClassVar[tuple[Option, ...]]
+    lanes: ClassVar[Lanes | None] = None  # its processes and messages, for traces (kmc/model/lanes.py)
 
     schema: Schema
 
@@ -363,6 +365,17 @@ class Model:
         declared.check_initial_states(self)
         actions = {a: v for k in reversed(type(self).__mro__) for a, v in vars(k).items() if isinstance(v, ActionDef)}
         declared.check_actions(self, Model, Action, actions)
+        self._check_lanes(actions)
+
+    def _check_lanes(self, declared_actions: dict[str, ActionDef]) -> None:
+        lanes = type(self).lanes
+        if lanes is None:
+            return
+        if not isinstance(lanes, Lanes):
+            raise DeclarationError(f"{class_at(type(self))}: model class {type(self).__name__}: lanes = {lanes!r}: "
+                                   "declare lanes = Lanes(Lane(\"controller\"), ..., local={...}, messages=[...])")
+        by_name = {d.name: d.__get__(self, type(self)) for d in declared_actions.values()}
+        lanes.check(self, by_name)
 
     def _validate(self) -> None:
         """Cross-option checks; raise BadInput naming the options."""

@@ -28,8 +28,8 @@ from typing import Callable, Sequence
 
 from kmc.errors import BadInput
 from kmc.model.core import (
-    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
-    distinct, replica_name,
+    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Lane, Lanes, Message, Model, Option, Schema, State,
+    StateView, action, distinct, replica_name,
 )
 
 
@@ -46,6 +46,21 @@ RECORD = Domain(lambda m: m.records, lambda k: f"m{k}")
 
 class Fetch(Model):
     name = "fetch"
+    lanes = Lanes(
+        Lane("controller"), Lane("replicas", REPLICA), Lane("producer"), Lane("consumer"),
+        local={"shrink_isr": "leader", "expand_isr": "leader", "crash": "replica", "restart": "replica",
+               "elect": "controller", "consume": "consumer", "acknowledge": "leader"},
+        messages=[
+            Message("Produce", "producer", "leader", sent_by="produce", received_by="produce"),
+            Message("Fetch", "follower", "leader", sent_by="fetch", received_by="fetch"),
+            Message("FetchResponse", "leader", "follower", sent_by="fetch", received_by="fetch_response",
+                    received_as=("replicas", "follower")),
+            Message("LeaderAndIsr", "controller", "replicas", sent_by="elect",
+                    received_by=("become_leader", "become_follower"), received_as=("controller", "replica")),
+            Message("Fetch", "consumer", "leader", sent_by="consume", received_by="consume"),
+            Message("ProduceResponse", "leader", "producer", sent_by="acknowledge", received_by="acknowledge"),
+        ],
+    )
     summary = "HW and LEO fetch by fetch, acks, min.insync.replicas, crashes and elections (seed level)"
     modes = MODES
     options = (

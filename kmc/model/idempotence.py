@@ -26,7 +26,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from kmc.model.core import (
-    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Model, Option, Schema, State, StateView, action,
+    NONE, Action, Backend, Bool, Domain, Effect, Field, Int, Lane, Lanes, Message, Model, Option, Schema, State,
+    StateView, action,
 )
 
 MODES = {
@@ -47,6 +48,15 @@ BATCH = Domain(lambda m: m.B, batch_name)
 
 class Idempotence(Model):
     name = "idempotence"
+    lanes = Lanes(
+        Lane("producer"), Lane("leader"),
+        messages=[
+            Message("Produce", "producer", "leader", sent_by=("send", "retry"),
+                    received_by=("leader_append", "leader_append_response_lost"), key="batch"),
+            Message("ProduceResponse", "leader", "producer", sent_by="leader_append", received_by="leader_append",
+                    key="batch"),
+        ],
+    )
     summary = "producer batches with retries and in-flight requests, with and without the idempotent producer"
     modes = MODES
     options = (

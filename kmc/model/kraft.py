@@ -24,7 +24,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, State, StateView, action, distinct
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Int, Lane, Lanes, Message, State, StateView, action, distinct,
+)
 from kmc.model.kraft_controller import PARTITION_EPOCH, KraftController
 from kmc.model.effects import Flat, cases, merge, nested, row, when
 from kmc.model.kraft_state import (
@@ -44,6 +46,26 @@ CLEAN = Domain(lambda m: (0, 1), lambda c: "clean" if c else "unclean")
 
 class Kraft(KraftController):
     name = "kraft"
+    lanes = Lanes(
+        Lane("controller"), Lane("broker", BROKER),
+        local={"write_record_to_leader": "broker", "unclean_shutdown": "broker", "clean_shutdown": "broker",
+               "data_loss_shutdown": "broker", "no_data_loss_shutdown": "broker",
+               "fence_broker": "controller", "unfence_broker": "controller"},
+        messages=[
+            Message("BrokerRegistration", "broker", "controller",
+                    sent_by="broker_start", received_by="receive_broker_reg_request"),
+            Message("BrokerRegistrationResponse", "controller", "broker",
+                    sent_by="receive_broker_reg_request", received_by="receive_broker_reg_response"),
+            Message("MetadataRecord", "controller", "broker", received_by="receive_metadata_update"),
+            Message("AlterPartition", "broker", "controller",
+                    sent_by="send_alter_partition_request", received_by="receive_alter_partition_request"),
+            Message("AlterPartitionResponse", "controller", "broker",
+                    sent_by="receive_alter_partition_request", received_by="receive_alter_partition_response"),
+            Message("Fetch", "follower", "leader", sent_by="send_fetch_request", received_by="receive_fetch_request"),
+            Message("FetchResponse", "leader", "follower",
+                    sent_by="receive_fetch_request", received_by="receive_fetch_response"),
+        ],
+    )
 
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""

@@ -38,7 +38,7 @@ def path_key(filename: str) -> str:
 
 
 _HERE = os.path.dirname(path_key(__file__))
-CONTRACT = tuple(os.path.join(_HERE, f) for f in ("core.py", "schema.py", "declared.py", "located.py"))
+CONTRACT = tuple(os.path.join(_HERE, f) for f in ("core.py", "schema.py", "declared.py", "lanes.py", "located.py"))
 _STDLIB = path_key(sysconfig.get_paths()["stdlib"]) + os.sep
 
 

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.model.core import NONE, Action, Backend, Bool, Domain, Effect, Int, State, StateView, action
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Domain, Effect, Int, Lane, Lanes, Message, State, StateView, action,
+)
 from kmc.model.effects import Flat, merge, nested, when
 from kmc.model.quorum_state import (
     APPEND, BEGIN_QUORUM, CANDIDATE, DEAD, DIVERGING, FETCH, FETCH_RESPONSE, FENCED_LEADER_EPOCH, FOLLOWER,
@@ -35,9 +37,34 @@ from kmc.model.quorum_view import describe_state
 
 DISCONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask:b}}}")
 
+ASKS_VOTES = ("send_request_vote", "voter_fetch_timeout", "voter_election_timeout", "conclude_pre_vote")  # (pre-)votes
+ANSWERS_FETCH = ("reject_fetch_request", "diverging_fetch_request", "accept_fetch_request_from_voter",
+                 "accept_fetch_request_from_observer", "accept_fetch_request")  # a leader's answers to a Fetch
+
 
 class Quorum(QuorumPreVote):
     name = "quorum"
+    lanes = Lanes(
+        Lane("servers", SERVER), Lane("network"),
+        local={"change_network_connectivity": "network", "restart_with_state": "server", "crash_lose_state": "server",
+               "send_request_vote": "server", "become_leader": "server", "client_request": "server",
+               "handle_client_request": "server", "check_quorum_resign": "server", "observer_fetch_timeout": "server",
+               "voter_fetch_timeout": "server", "voter_election_timeout": "server",
+               "resigned_election_timeout": "server", "conclude_pre_vote": "server"},
+        messages=[
+            Message("VoteRequest", "server", "servers", sent_by=ASKS_VOTES, received_by="handle_vote_request",
+                    received_as=("peer", "server")),
+            Message("VoteResponse", "server", "peer", sent_by="handle_vote_request", received_by="handle_vote_response",
+                    received_as=("peer", "server")),
+            Message("BeginQuorumEpoch", "server", "servers", sent_by="become_leader",
+                    received_by="accept_begin_quorum_request", received_as=("peer", "server")),
+            Message("BeginQuorumEpoch", "server", "peer", sent_by="resend_begin_quorum_epoch_request"),
+            Message("Fetch", "server", "peer", sent_by="send_fetch_request", received_as=("peer", "server"),
+                    received_by=ANSWERS_FETCH),
+            Message("FetchResponse", "server", "peer", sent_by=ANSWERS_FETCH, received_by="handle_fetch_response",
+                    received_as=("peer", "server")),
+        ],
+    )
 
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""

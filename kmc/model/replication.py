@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Sequence
 
 from kmc.model.core import (
-    NONE, Action, Backend, Bool, Effect, Field, Model, Option, Schema, State, StateView, action, distinct,
-    replica_name,
+    NONE, Action, Backend, Bool, Effect, Field, Lane, Lanes, Message, Model, Option, Schema, State, StateView, action,
+    distinct, replica_name,
 )
 from kmc.model.replication_variants import EPOCH, REPLICA, ReplicationVariants
 
@@ -44,6 +44,18 @@ MODES = {
 
 class Replication(ReplicationVariants, Model):
     name = "replication"
+    lanes = Lanes(
+        Lane("quorum"), Lane("replicas", REPLICA),  # the controller's quorum (ZooKeeper), r1, r2, ...
+        local={"controller_elect_leader": "quorum", "controller_shrink_isr": "quorum", "leader_write": "replica",
+               "leader_inc_high_watermark": "leader", "leader_shrink_isr": "leader", "leader_expand_isr": "leader",
+               "follower_fetch": "follower", "follower_truncate": "follower"},
+        messages=[
+            Message("LeaderAndIsr", "quorum", "replicas", sent_by=("controller_elect_leader", "controller_shrink_isr"),
+                    received_by=("become_leader", "become_follower"), received_as=("quorum", "replica")),
+            Message("Fetch", "follower", "leader", sent_by=("follower_fetch", "follower_truncate"),
+                    received_by=("follower_fetch", "follower_truncate")),
+        ],
+    )
     summary = "a partition's leader election, ISR, truncation and high watermark (TLA+ spec level)"
     modes = MODES
     options = (

@@ -42,7 +42,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from kmc.model.core import NONE, Action, Backend, Bool, Effect, Field, Int, Model, Option, Schema, State, StateView, action
+from kmc.model.core import (
+    NONE, Action, Backend, Bool, Effect, Field, Int, Lane, Lanes, Message, Model, Option, Schema, State, StateView,
+    action,
+)
 from kmc.model.transactions_end import TransactionEnd
 from kmc.model.transactions_view import (
     ABORT, ACKED, AWAITING, COMPLETE_ABORT, DATA, EMPTY, FENCED, GAVE_UP, IN_TRANSACTION, ONGOING, PARTITION,
@@ -57,6 +60,24 @@ MODES = {
 
 class Transactions(TransactionEnd, Model):
     name = "transactions"
+    lanes = Lanes(
+        Lane("producers", PRODUCER), Lane("coordinator"), Lane("partitions", PARTITION), Lane("group"),
+        local={"begin_transaction": "producer", "request_timeout": "producer", "fenced": "producer",
+               "complete_txn": "coordinator", "coordinator_failover": "coordinator", "consume": "partition"},
+        messages=[
+            Message("InitProducerId", "producer", "coordinator", sent_by="init_producer_id",
+                    received_by="init_producer_id"),
+            Message("AddPartitionsToTxn", "producer", "coordinator", sent_by="add_partition",
+                    received_by="add_partition"),
+            Message("Produce", "producer", "partition", sent_by="send", received_by="partition_append"),
+            Message("AddOffsetsToTxn", "producer", "coordinator", sent_by="send_offsets", received_by="send_offsets"),
+            Message("EndTxn", "producer", "coordinator", sent_by="end_txn", received_by="end_txn"),
+            Message("EndTxn", "producer", "coordinator", sent_by="end_txn_timeout", received_by="delayed_end_txn"),
+            Message("WriteTxnMarkers", "coordinator", "partition", sent_by="write_marker", received_by="write_marker"),
+            Message("WriteTxnMarkers", "coordinator", "group", sent_by="write_offsets_marker",
+                    received_by="write_offsets_marker"),
+        ],
+    )
     summary = "transactional producers, coordinator, transaction log, markers, fencing and read_committed (KIP-98, KIP-890)"
     modes = MODES
     options = (

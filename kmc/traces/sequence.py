@@ -1,21 +1,21 @@
-"""A trace as a sequence diagram: lifelines, messages between them, notes of what changed.
+"""A trace as a sequence diagram: lanes, the messages between them, notes of what changed.
 
-Derived from the model contract alone, so it works for every model without code of its own:
-
-- a **lifeline** per entity of `Model.describe`: the part of a key before the first dot
-  (`r2.HW` belongs to `r2`, `controller.leader` to `controller`), in the order the model
-  describes them; a key that is a replica's name (`r2`) belongs to that replica; other keys
-  (`crashes`) belong to no lifeline and are shown with the step that changes them; a model
-  that does not override `describe` is described from its schema: an element of a field
-  with a replica axis belongs to that replica (`r2.hw`), the others to a lifeline named
-  after the model, and with no entity at all the model is the one lifeline;
-- a step **involves** the replicas among its action's parameters (parameters shown with
-  `replica_name`) and the entities whose fields it changes;
-- a step involving two or more lifelines is a **message** from its first replica parameter to
-  the others (from a controller-like entity, described before any replica, when only that
-  entity changes: the controller elects a replica); a step involving one is a note on it;
-- every changed field becomes a line `field old → new` in a **note** over its lifeline, so
-  crashes, truncations and HW moves show where they happen.
+- The **lanes** are the processes the model declares (`Model.lanes`, kmc/model/lanes.py: the
+  controller, b1, b2, ...) that the trace does something on. A model that declares none gets
+  a lane per entity group of what it describes (`Model.describe`): the part of a key before
+  the first dot (`r2.HW` belongs to `r2`), or a key that is a replica's name (`r2`); a model
+  that does not override `describe` is described from its schema (an element of a field with
+  a replica axis belongs to that replica, the others to a lane named after the model).
+- A step happens on one lane: its declared local event's, else the receiver's of the message
+  it receives, else the sender's of the one it sends (undeclared: the first lane whose fields
+  it changes, else its first replica parameter's).
+- An **arrow** is a declared message only, from its sender's lane at the step that sends it to
+  its receiver's lane at the step that receives it (matched first sent, first received, by
+  key when it has one); a message no step of the trace sent is drawn at its receipt, one
+  still in flight at the end runs to the bottom.
+- Every changed field is a line `field old → new` (of a value of several parts, only the
+  parts that changed) in a **note** on the lane it belongs to (a field of no lane: on the
+  step's lane), so crashes, truncations and HW moves show where they happen.
 """
 
 from __future__ import annotations
@@ -31,10 +31,21 @@ ARROW = "→"
 @dataclass
 class Event:
     step: int
-    label: str  # the action with its non-replica parameters
-    source: str | None  # a message's sender; None for a step shown as a note only
-    targets: list[str]
-    notes: dict[str, list[str]] = field(default_factory=dict)  # lifeline -> "field old → new" lines
+    label: str  # the action with its parameters
+    lane: str  # where it happens
+    notes: dict[str, list[str]] = field(default_factory=dict)  # lane -> "field old → new" lines
+
+
+@dataclass
+class Arrow:
+    """A message from lane `source` at step `sent` to lane `target` at step `received`
+    (None: sent before the trace, or still in flight at its end)."""
+
+    message: str
+    source: str
+    target: str
+    sent: int | None
+    received: int | None
 
 
 @dataclass
@@ -42,34 +53,23 @@ class Sequence:
     title: str
     participants: list[str]
     events: list[Event]
+    arrows: list[Arrow]
     invariant: str | None  # violated at the last step, when the trace is a counterexample
 
 
-def entity_of(key: str, replicas: set[str]) -> str | None:
-    if "." in key:
-        return key.split(".", 1)[0]
-    return key if key in replicas else None
+def lane_of(key: str, lanes: set[str]) -> str | None:
+    head = key.split(".", 1)[0]
+    return head if head in lanes else None
 
 
-def field_of(key: str, replicas: set[str]) -> str:
-    return key.split(".", 1)[1] if "." in key else "state" if key in replicas else key
-
-
-def _replica_args(inst: Instance) -> list[str]:
-    out: list[str] = []
-    for p, a in zip(inst.action.params, inst.args):
-        if p.show is replica_name and a != NONE and replica_name(a) not in out:
-            out.append(replica_name(a))
-    return out
-
-
-def _short_label(inst: Instance) -> str:
-    rest = [f"{p.name}={p.show(a)}" for p, a in zip(inst.action.params, inst.args) if p.show is not replica_name]
-    return inst.action.name + (f"({', '.join(rest)})" if rest else "")
+def field_of(key: str, lanes: set[str]) -> str:
+    if key in lanes:
+        return "state"
+    return key.split(".", 1)[1] if lane_of(key, lanes) is not None else key
 
 
 def from_schema(model: Model, state: State) -> dict[str, str]:
-    """A state described by its schema, keyed by lifeline: `r2.hw` for an element of a field
+    """A state described by its schema, keyed by lane: `r2.hw` for an element of a field
     with a replica axis, `MODEL.field[i]` for the others; replica ids shown as r1, r2, ..."""
     out: dict[str, str] = {}
     for f in model.schema.fields:
@@ -84,60 +84,109 @@ def from_schema(model: Model, state: State) -> dict[str, str]:
     return out
 
 
-def build(trace: Trace) -> Sequence:
+def described(trace: Trace) -> list[dict[str, str]]:
     model = trace.model
-    replicas = {replica_name(a) for inst in model.instances() for p, a in zip(inst.action.params, inst.args)
-                if p.show is replica_name and a != NONE}
     own = type(model).describe is not Model.describe
-    described = [model.describe(step.state) if own else from_schema(model, step.state) for step in trace.steps]
+    return [model.describe(step.state) if own else from_schema(model, step.state) for step in trace.steps]
+
+
+def _replicas(inst: Instance) -> list[str]:
+    return [replica_name(a) for p, a in zip(inst.action.params, inst.args) if p.show is replica_name and a != NONE]
+
+
+def _entity_lanes(model: Model, states: list[dict[str, str]]) -> list[str]:
+    """An undeclared model's lanes: its entity groups, in the order it describes them."""
+    replicas = {r for inst in model.instances() for r in _replicas(inst)}
     order: list[str] = []
-    for d in described:
+    for d in states:
         for key in d:
-            e = entity_of(key, replicas)
+            e = key.split(".", 1)[0] if "." in key else key if key in replicas else None
             if e is not None and e not in order:
                 order.append(e)
-    for r in sorted(replicas):
-        if r not in order:
-            order.append(r)
-    if not order:
-        order.append(model.name)  # nothing names an entity: the model is the one lifeline
-    first_replica = min((order.index(r) for r in replicas if r in order), default=len(order))
+    order += sorted(r for r in replicas if r not in order)
+    return order or [model.name]  # nothing names an entity: the model is the one lane
 
+
+def _parts(value: str) -> list[str]:
+    """A described value split at its top-level ", " (not inside brackets or braces)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(value):
+        depth += (c in "([{") - (c in ")]}")
+        if depth == 0 and value.startswith(", ", i):
+            parts.append(value[start:i])
+            start = i + 2
+    return [*parts, value[start:]]
+
+
+def changed(old: str, new: str) -> str:
+    """`old → new`, or for values of several parts only the parts that changed, each after
+    the words it shares with its old self: `RUNNING, epoch 1, metadata 1/1` to `RUNNING,
+    epoch 1, metadata 1/2` is `metadata 1/1 → 1/2`."""
+    a, b = _parts(old), _parts(new)
+    if len(a) != len(b) or len(a) < 2:
+        return f"{old} {ARROW} {new}"
+    shown = []
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        xs, ys = x.split(" "), y.split(" ")
+        n = 0
+        while n < min(len(xs), len(ys)) - 1 and xs[n] == ys[n]:
+            n += 1
+        shown.append(" ".join([*xs[:n], " ".join(xs[n:]), ARROW, " ".join(ys[n:])]))
+    return ", ".join(shown)
+
+
+def _changes(before: dict[str, str], after: dict[str, str], lanes: set[str]) -> tuple[dict[str, list[str]], list[str]]:
+    notes: dict[str, list[str]] = {}
+    loose: list[str] = []
+    for key in dict.fromkeys([*before, *after]):
+        old, new = before.get(key, "-"), after.get(key, "-")
+        if old == new:
+            continue
+        line = f"{field_of(key, lanes)} {changed(old, new)}"
+        e = lane_of(key, lanes)
+        if e is None:
+            loose.append(line)
+        else:
+            notes.setdefault(e, []).append(line)
+    return notes, loose
+
+
+def build(trace: Trace) -> Sequence:
+    model = trace.model
+    states = described(trace)
+    declared = model.lanes
+    order = declared.order(model) if declared is not None else _entity_lanes(model, states)
+    lanes = set(order)
     events: list[Event] = []
-    used: set[str] = set(r for r in replicas if r in order)
+    arrows: list[Arrow] = []
+    in_flight: list[Arrow] = []
     for k, step in enumerate(trace.steps[1:], start=1):
         inst = step.instance
         assert inst is not None
-        before, after = described[k - 1], described[k]
-        notes: dict[str, list[str]] = {}
-        loose: list[str] = []
-        for key in dict.fromkeys([*before, *after]):
-            old, new = before.get(key, "-"), after.get(key, "-")
-            if old == new:
-                continue
-            line = f"{field_of(key, replicas)} {old} {ARROW} {new}"
-            e = entity_of(key, replicas)
-            if e is None:
-                loose.append(line)
-            else:
-                notes.setdefault(e, []).append(line)
-        args = [r for r in _replica_args(inst) if r in order]
-        involved = args + [e for e in notes if e not in args]
-        source: str | None = None
-        targets: list[str] = []
-        if len(involved) >= 2:
-            upstream = [e for e in notes if order.index(e) < first_replica]
-            if args and args[0] not in notes and len(notes) == 1 and upstream:
-                source, targets = upstream[0], args
-            else:
-                source, targets = involved[0], involved[1:]
-        anchor = source or (involved[0] if involved else order[0])
-        if loose:
-            notes.setdefault(anchor, []).extend(loose)
-        if source is None:
-            notes.setdefault(anchor, [])
-        used.update(involved)
-        used.add(anchor)
-        events.append(Event(k, _short_label(inst), source, targets, notes))
-    participants = [e for e in order if e in used]
-    return Sequence(model.title(), participants, events, trace.invariant)
+        notes, loose = _changes(states[k - 1], states[k], lanes)
+        home: str | None
+        if declared is not None:
+            moves = declared.moves(model, inst.action, inst.args)
+            for name, src, dsts in moves.sends:
+                for dst in dsts:
+                    arrows.append(Arrow(name, src, dst, k, None))
+                    in_flight.append(arrows[-1])
+            for name, srcs, dst in moves.receives:
+                match = next((a for a in in_flight if a.message == name and a.target == dst and a.source in srcs),
+                             None)
+                if match is None:
+                    arrows.append(Arrow(name, srcs[0], dst, None, k))
+                else:
+                    match.received = k
+                    in_flight.remove(match)
+            home = moves.home
+        else:
+            home = None
+        home = home or next(iter(notes), None) or next((r for r in _replicas(inst) if r in lanes), order[0])
+        notes = {home: notes.pop(home, []) + loose, **notes}
+        events.append(Event(k, inst.label, home, notes))
+    used = {e for ev in events for e in ev.notes} | {a.source for a in arrows} | {a.target for a in arrows}
+    participants = [e for e in order if e in used]  # a process nothing happens on is left out
+    return Sequence(model.title(), participants, events, arrows, trace.invariant)
