@@ -33,9 +33,10 @@ def compiles(model: Model, invariants: Sequence[Invariant], symmetry: bool) -> b
         return False
     from kmc.semantics.compiled.kernels import Kernels
     from kmc.semantics.compiled.programs import Uncompilable
+    from kmc.semantics.vector import level_dtype
 
     try:
-        Kernels(model, invariants)
+        Kernels(model, invariants, level_dtype(model.schema.lo, model.schema.hi))  # as CompiledStep builds them
     except Uncompilable:
         return False
     return True

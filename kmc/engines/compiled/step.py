@@ -27,19 +27,20 @@ class CompiledStep(LevelStep):
         if symmetry:
             raise BadInput("the compiled engine does not take --symmetry (yet): use --engine vector with it")
         super().__init__(model, invariants, False)
-        self.kernels = Kernels(model, invariants)
+        self.kernels = Kernels(model, invariants, self.dtype)  # rows of the level step's dtype (int16 mostly)
         self.word = self.packing.word.astype(np.int64)
         self.mult = self.packing.mult
         module = cache.new_module(f"kmc unpack {self.packing.describe()}")
-        emit.unpack_kernel(module, self.packing.spans, self.packing.radix, list(self.packing.lo))
+        emit.unpack_kernel(module, self.packing.spans, self.packing.radix, list(self.packing.lo),
+                           emit.element(self.dtype.itemsize))
         function, _, _ = cache.load(str(module))
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
-        """The states (states x positions, int64) packed in words (words x states)."""
+        """The states (states x positions, of the step's dtype) packed in words (words x states)."""
         words = np.ascontiguousarray(words, dtype=np.uint64)
         n = words.shape[1]
-        rows = np.empty((n, self.schema.width), dtype=np.int64)
+        rows = np.empty((n, self.schema.width), dtype=self.dtype)
         self._unpack(words.ctypes.data, n, self.schema.width, rows.ctypes.data)
         return rows
 

@@ -43,11 +43,28 @@ SUCCESSOR_ARGS = ("S", "n", "width", "K", "words", "tables", "table_rows", "tabl
 TEMPLATE_ARGS = ("row", "i", "width", "K", "words", "T", "nb", "tcols", "count", "word", "mult", "drop", "rows",
                  "out_keys", "cap", "out_rank", "out_stutter", "slot", "fill", "enabled", "err", "R")
 _SCALARS = {"n", "i", "width", "words", "nb", "tcols", "count", "drop", "rows", "cap"}
+_ROWS = {"S", "row", "R"}  # arrays of states' positions: of the rows' element type
 INVARIANT_ARGS = ("S", "n", "width", "k", "out")
 
 
 def c64(v: int) -> ir.Constant:
     return ir.Constant(I64, int(v))
+
+
+def element(itemsize: int) -> ir.IntType:
+    """The integer type of a state's positions in rows of `itemsize` bytes (the level step's
+    dtype: int16 for most models, so a kraft row is 3 KB, not 12)."""
+    return ir.IntType(8 * itemsize)
+
+
+def wide(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """A position's value as 64 bits (sign-extended)."""
+    return v if v.type == I64 else b.sext(v, I64)
+
+
+def narrow(b: ir.IRBuilder, v: ir.Value, elem: ir.IntType) -> ir.Value:
+    """A 64-bit value stored at a position (checked in range first)."""
+    return v if elem == I64 else b.trunc(v, elem)
 
 
 def _function(module: ir.Module, name: str, args: Sequence[str], pointers: Callable[[str], ir.Type]
@@ -114,7 +131,7 @@ class _Values:
         return self.b.load(self.b.gep(self.trow, [c64(c)], inbounds=True))
 
     def read(self, position: ir.Value) -> ir.Value:
-        return self.b.load(self.b.gep(self.row, [position], inbounds=True))
+        return wide(self.b, self.b.load(self.b.gep(self.row, [position], inbounds=True)))
 
     def value(self, ref: Ref) -> ir.Value:
         tag, k = ref
@@ -194,9 +211,10 @@ _ARITH = {"+": "add", "-": "sub", "*": "mul"}
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 
 
-def successor_kernel(module: ir.Module, name: str, tpl: Template) -> None:
-    """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`)."""
-    fn, a = _function(module, name, TEMPLATE_ARGS, lambda _: P64)
+def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntType) -> None:
+    """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`);
+    rows (`row`, `R`) hold `elem` integers."""
+    fn, a = _function(module, name, TEMPLATE_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
     fn.linkage = "internal"
     fn.attributes.add("noinline")  # each template compiled on its own: LLVM's time stays linear
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -241,7 +259,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template) -> None:
         with _Loop(b, a["width"], "j") as lj:
             b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
         with _Loop(b, count, "wr") as lw:
-            b.store(b.load(at(xs, lw.value)), at(out_row, b.load(at(ps, lw.value))))
+            b.store(narrow(b, b.load(at(xs, lw.value)), elem), at(out_row, b.load(at(ps, lw.value))))
         b.branch(emit)
         b.position_at_end(check)  # every written value in its range; whether any changes the state
         b.store(c64(0), moved)
@@ -252,7 +270,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template) -> None:
             high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
             out = b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high))
             b.store(b.or_(b.load(bad), b.zext(out, I64)), bad)
-            b.store(b.or_(b.load(moved), b.zext(b.icmp_signed("!=", x, b.load(at(row, pos))), I64)), moved)
+            b.store(b.or_(b.load(moved), b.zext(b.icmp_signed("!=", x, wide(b, b.load(at(row, pos)))), I64)), moved)
         fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
         b.cbranch(b.icmp_signed("!=", b.load(bad), c64(0)), fail, good)
         b.position_at_end(fail)
@@ -279,7 +297,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template) -> None:
             w = b.load(at(a["word"], pos))
             m = b.load(at(a["mult"], pos))
             cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
-            b.store(b.add(b.load(cell), b.mul(b.sub(x, b.load(at(row, pos))), m)), cell)
+            b.store(b.add(b.load(cell), b.mul(b.sub(x, wide(b, b.load(at(row, pos)))), m)), cell)
         b.store(rank, at(a["out_rank"], cv))
         b.store(cv, at(a["slot"], rank))
         b.store(b.add(cv, c64(1)), c)
@@ -297,11 +315,11 @@ def _locals(b: ir.IRBuilder, writes: int) -> tuple[ir.Value, ...]:
     return out
 
 
-def driver(module: ir.Module, names: Sequence[str]) -> None:
+def driver(module: ir.Module, names: Sequence[str], elem: ir.IntType) -> None:
     """`expand` (arguments: SUCCESSOR_ARGS): for each state of the chunk, every template's
     kernel in turn (each state read once, candidates appended in state order); it stops at the
     first value out of range."""
-    fn, a = _function(module, "expand", SUCCESSOR_ARGS, lambda _: P64)
+    fn, a = _function(module, "expand", SUCCESSOR_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     kernels = [module.get_global(n) for n in names]
     with _Loop(b, a["n"], "i") as li:
@@ -321,9 +339,9 @@ def driver(module: ir.Module, names: Sequence[str]) -> None:
     b.ret_void()
 
 
-def invariant_kernel(module: ir.Module, programs: Sequence[Program]) -> None:
+def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.IntType) -> None:
     """`holds(S, n, width, k, out)`: invariant k's truth on each state (0 or 1, int8)."""
-    fn, a = _function(module, "holds", INVARIANT_ARGS, lambda x: P8 if x == "out" else P64)
+    fn, a = _function(module, "holds", INVARIANT_ARGS, lambda x: P8 if x == "out" else elem.as_pointer())
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     end = fn.append_basic_block("end")
     switch = b.switch(a["k"], end)
@@ -341,9 +359,11 @@ def invariant_kernel(module: ir.Module, programs: Sequence[Program]) -> None:
     b.ret_void()
 
 
-def unpack_kernel(module: ir.Module, spans: Sequence[tuple[int, int]], radix: Sequence[int], lo: Sequence[int]) -> None:
-    """`unpack(packed, n, width, out)`: the states (n x width) packed in words (packed: words x n)."""
-    fn, a = _function(module, "unpack", ("packed", "n", "width", "out"), lambda _: P64)
+def unpack_kernel(module: ir.Module, spans: Sequence[tuple[int, int]], radix: Sequence[int], lo: Sequence[int],
+                  elem: ir.IntType) -> None:
+    """`unpack(packed, n, width, out)`: the states (n x width, `elem`) packed in words (packed: words x n)."""
+    fn, a = _function(module, "unpack", ("packed", "n", "width", "out"),
+                      lambda x: elem.as_pointer() if x == "out" else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     with _Loop(b, a["n"], "i") as li:
         i = li.value
@@ -353,7 +373,7 @@ def unpack_kernel(module: ir.Module, spans: Sequence[tuple[int, int]], radix: Se
             for j in range(e - 1, s - 1, -1):
                 q = int(radix[j])
                 digit = rest if j == s else b.urem(rest, c64(q))
-                b.store(b.add(digit, c64(lo[j])), b.gep(row, [c64(j)], inbounds=True))
+                b.store(narrow(b, b.add(digit, c64(lo[j])), elem), b.gep(row, [c64(j)], inbounds=True))
                 if j != s:
                     rest = b.udiv(rest, c64(q))
     b.ret_void()

@@ -42,15 +42,19 @@ class Found:
 class Kernels:
     """A model's kernels, compiled (or loaded from the cache) once."""
 
-    def __init__(self, model: Model, invariants: Sequence[Invariant]):
+    def __init__(self, model: Model, invariants: Sequence[Invariant], dtype: Any = np.int64):
+        """`dtype`: the integers of the rows the kernels read and write (a level step's dtype,
+        which holds every position's range; int64 for states from anywhere)."""
         started = time.perf_counter()
+        self.dtype = np.dtype(dtype)
         self.schema = model.schema
         self.model = model
         self.invariants = list(invariants)
         self.instances = model.instances()
         self.count = len(self.instances)
         self.compiled_now = False
-        key = cache.model_fingerprint(model, [i.name for i in invariants], [i.predicate for i in invariants])
+        key = cache.model_fingerprint(model, [*(i.name for i in invariants), f"rows of {self.dtype.name}"],
+                                      [i.predicate for i in invariants])
         saved = cache.recall(key)
         function = None
         if saved is not None:
@@ -72,11 +76,12 @@ class Kernels:
         found = templates(self.model)
         module = cache.new_module(f"kmc {self.model.title()}")
         emit.ranges(module, schema.lo, schema.hi)
+        elem = emit.element(self.dtype.itemsize)
         names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
         for name, tpl in zip(names, found):
-            emit.successor_kernel(module, name, tpl)
-        emit.driver(module, names)
-        emit.invariant_kernel(module, invariant_programs(self.model, self.invariants))
+            emit.successor_kernel(module, name, tpl, elem)
+        emit.driver(module, names, elem)
+        emit.invariant_kernel(module, invariant_programs(self.model, self.invariants), elem)
         return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
 
     def use(self, function: cache.Function) -> None:
@@ -105,8 +110,8 @@ class Kernels:
         fill = np.zeros(2, dtype=np.int64)
         enabled = np.zeros(self.count, dtype=np.int64)
         err = np.zeros(3, dtype=np.int64)
-        R = np.empty((cap if with_rows else 1, rows.shape[1]), dtype=np.int64)
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        R = np.empty((cap if with_rows else 1, rows.shape[1]), dtype=self.dtype)
+        rows = np.ascontiguousarray(rows, dtype=self.dtype)
         K = np.ascontiguousarray(keys).view(np.int64)
         word = np.ascontiguousarray(word, dtype=np.int64)
         mult = np.ascontiguousarray(mult).view(np.int64)
@@ -126,7 +131,7 @@ class Kernels:
 
     def holds(self, rows: np.ndarray, k: int) -> np.ndarray:
         """Where invariant k holds on the states `rows` (a bool per state)."""
-        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        rows = np.ascontiguousarray(rows, dtype=self.dtype)
         out = np.empty(rows.shape[0], dtype=np.bool_)
         self._holds(rows.ctypes.data, rows.shape[0], rows.shape[1], k, out.ctypes.data)
         return out
