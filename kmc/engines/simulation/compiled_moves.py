@@ -1,0 +1,84 @@
+"""The walkers' states and their steps on the model's compiled kernels (kmc/semantics/compiled/).
+
+Each walker is a state row (int64) and its packed key. A round gives a chunk of walkers to
+`Kernels.successors`, which runs every guard and effect natively (without the GIL) and returns
+every enabled candidate's key, walker by walker, in instance order (the rank order); the swarm's
+choice (`streams.choose`) picks one per walker, and only the chosen keys are unpacked into rows.
+The same methods as the vector interpretation (moves.py), and the same steps for the same walks.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from kmc.engines.compiled.step import CompiledStep
+from kmc.engines.simulation.streams import choose
+from kmc.model.core import Invariant, Model, State
+
+CHUNK = 1024  # walkers a kernel call expands: its candidates' keys stay a few MiB
+
+
+class CompiledMoves:
+    name = "compiled"
+
+    def __init__(self, model: Model, invariants: Sequence[Invariant]):
+        self.step = CompiledStep(model, invariants, False)
+        self.kernels = self.step.kernels
+        width, words = self.step.schema.width, self.step.packing.words
+        self.rows = np.zeros((0, width), dtype=np.int64)  # walkers x positions
+        self.keys = np.zeros((0, words), dtype=np.uint64)  # walkers x words
+
+    def place(self, who: np.ndarray | None, rows: np.ndarray) -> None:
+        """Put the walkers `who` (None: a fresh swarm of len(rows) walkers) in the states `rows`."""
+        keys = self.step.packing.pack_columns(rows.T.astype(self.step.dtype)).T
+        if who is None:
+            self.rows, self.keys = np.array(rows, dtype=np.int64), np.ascontiguousarray(keys)
+        else:
+            self.rows[who], self.keys[who] = rows, keys
+
+    def keep(self, alive: np.ndarray) -> None:
+        self.rows, self.keys = self.rows[alive], self.keys[alive]
+
+    def round(self, u: np.ndarray, weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One step of every walker that can move (draw u each): the walkers that moved, the
+        instance each took, and how many walkers enabled each instance."""
+        count = self.step.count
+        enabled = np.zeros(count, dtype=np.int64)
+        moved_parts, choice_parts = [], []
+        for lo in range(0, len(self.rows), CHUNK):
+            hi = min(lo + CHUNK, len(self.rows))
+            found = self.kernels.successors(self.rows[lo:hi], self.keys[lo:hi], self.step.word, self.step.mult,
+                                            drop=False)
+            enabled += found.enabled
+            rank = found.rank
+            order = None
+            if len(rank) > 1 and not bool(np.all(rank[1:] > rank[:-1])):
+                order = np.argsort(rank, kind="stable")  # walker by walker, each one's in instance order
+                rank = rank[order]
+            walker, iids = np.divmod(rank, count)
+            moved, at = choose(u[lo:hi], np.bincount(walker, minlength=hi - lo), iids, weight)
+            keys = found.keys[:, at if order is None else order[at]]
+            self.keys[lo + moved] = keys.T
+            self.rows[lo + moved] = self.step.rows_of(keys)
+            moved_parts.append(lo + moved)
+            choice_parts.append(iids[at])
+        if not moved_parts:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), enabled
+        return np.concatenate(moved_parts), np.concatenate(choice_parts), enabled
+
+    def words(self, who: np.ndarray) -> np.ndarray:
+        """The packed keys (words x walkers) of the walkers `who`."""
+        return np.ascontiguousarray(self.keys[who].T)
+
+    def columns(self, who: np.ndarray) -> np.ndarray:
+        """The states of the walkers `who` as columns (positions x walkers)."""
+        return self.rows[who].T
+
+    def violating(self, who: np.ndarray, k: int) -> np.ndarray:
+        """Which of the walkers `who` (indices into it) break invariant k."""
+        return np.flatnonzero(~self.kernels.holds(self.rows[who], k))
+
+    def state(self, w: int) -> State:
+        return tuple(int(v) for v in self.rows[w])
