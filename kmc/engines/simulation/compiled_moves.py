@@ -14,10 +14,11 @@ from typing import Sequence
 import numpy as np
 
 from kmc.engines.compiled.step import CompiledStep
+from kmc.engines.simulation.patch import patch_kernel
 from kmc.engines.simulation.streams import choose
 from kmc.model.core import Invariant, Model, State
 
-CHUNK = 1024  # walkers a kernel call expands: its candidates' keys stay a few MiB
+CHUNK_BYTES = 2**25  # a kernel call's room for its candidates' keys (reserved, touched only where written)
 
 
 class CompiledMoves:
@@ -29,14 +30,22 @@ class CompiledMoves:
         width, words = self.step.schema.width, self.step.packing.words
         self.rows = np.zeros((0, width), dtype=np.int64)  # walkers x positions
         self.keys = np.zeros((0, words), dtype=np.uint64)  # walkers x words
+        packing = self.step.packing
+        self.chunk = int(np.clip(CHUNK_BYTES // (8 * self.step.count * words), 256, 16384))  # walkers a call expands
+        self.patch = patch_kernel(packing.spans, packing.radix, [int(m) for m in packing.mult], list(packing.lo), width)
 
-    def place(self, who: np.ndarray | None, rows: np.ndarray) -> None:
-        """Put the walkers `who` (None: a fresh swarm of len(rows) walkers) in the states `rows`."""
-        keys = self.step.packing.pack_columns(rows.T.astype(self.step.dtype)).T
+    def begin(self, initial: np.ndarray) -> None:
+        """The model's initial states (states x positions), which walks start from."""
+        self.initial = np.array(initial, dtype=np.int64)
+        self.initial_keys = np.ascontiguousarray(self.step.packing.pack_columns(initial.T.astype(self.step.dtype)).T)
+
+    def place(self, who: np.ndarray | None, starts: np.ndarray) -> None:
+        """Put the walkers `who` (None: a fresh swarm of len(starts) walkers) in the initial
+        states numbered `starts`."""
         if who is None:
-            self.rows, self.keys = np.array(rows, dtype=np.int64), np.ascontiguousarray(keys)
+            self.rows, self.keys = self.initial[starts], self.initial_keys[starts]
         else:
-            self.rows[who], self.keys[who] = rows, keys
+            self.rows[who], self.keys[who] = self.initial[starts], self.initial_keys[starts]
 
     def keep(self, alive: np.ndarray) -> None:
         self.rows, self.keys = self.rows[alive], self.keys[alive]
@@ -46,9 +55,9 @@ class CompiledMoves:
         instance each took, and how many walkers enabled each instance."""
         count = self.step.count
         enabled = np.zeros(count, dtype=np.int64)
-        moved_parts, choice_parts = [], []
-        for lo in range(0, len(self.rows), CHUNK):
-            hi = min(lo + CHUNK, len(self.rows))
+        moved_parts, choice_parts, key_parts = [], [], []
+        for lo in range(0, len(self.rows), self.chunk):
+            hi = min(lo + self.chunk, len(self.rows))
             found = self.kernels.successors(self.rows[lo:hi], self.keys[lo:hi], self.step.word, self.step.mult,
                                             drop=False)
             enabled += found.enabled
@@ -59,14 +68,20 @@ class CompiledMoves:
                 rank = rank[order]
             walker, iids = np.divmod(rank, count)
             moved, at = choose(u[lo:hi], np.bincount(walker, minlength=hi - lo), iids, weight)
-            keys = found.keys[:, at if order is None else order[at]]
-            self.keys[lo + moved] = keys.T
-            self.rows[lo + moved] = self.step.rows_of(keys)
+            key_parts.append(found.keys[:, at if order is None else order[at]].T)
             moved_parts.append(lo + moved)
             choice_parts.append(iids[at])
         if not moved_parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), enabled
-        return np.concatenate(moved_parts), np.concatenate(choice_parts), enabled
+        moved, keys = np.concatenate(moved_parts), np.concatenate(key_parts)
+        self._patch(moved, keys)
+        return moved, np.concatenate(choice_parts), enabled
+
+    def _patch(self, who: np.ndarray, keys: np.ndarray) -> None:
+        """Give the walkers `who` their new keys (walkers x words), and rewrite in their rows the
+        positions of the key words that changed only (a step changes a few fields)."""
+        self.patch(self.keys[who], keys, who, self.rows)
+        self.keys[who] = keys
 
     def words(self, who: np.ndarray) -> np.ndarray:
         """The packed keys (words x walkers) of the walkers `who`."""
@@ -78,6 +93,8 @@ class CompiledMoves:
 
     def violating(self, who: np.ndarray, k: int) -> np.ndarray:
         """Which of the walkers `who` (indices into it) break invariant k."""
+        if 2 * len(who) >= len(self.rows):  # most walkers: the kernel over every row, no copy
+            return np.flatnonzero(~self.kernels.holds(self.rows, k)[who])
         return np.flatnonzero(~self.kernels.holds(self.rows[who], k))
 
     def state(self, w: int) -> State:

@@ -26,12 +26,17 @@ class VectorMoves:
         self.step = LevelStep(model, invariants, symmetry=False)
         self.cols = np.zeros((self.step.schema.width, 0), dtype=self.step.dtype)  # positions x walkers
 
-    def place(self, who: np.ndarray | None, rows: np.ndarray) -> None:
-        """Put the walkers `who` (None: a fresh swarm of len(rows) walkers) in the states `rows`."""
+    def begin(self, initial: np.ndarray) -> None:
+        """The model's initial states (states x positions), which walks start from."""
+        self.initial = np.ascontiguousarray(initial.T.astype(self.step.dtype))
+
+    def place(self, who: np.ndarray | None, starts: np.ndarray) -> None:
+        """Put the walkers `who` (None: a fresh swarm of len(starts) walkers) in the initial
+        states numbered `starts`."""
         if who is None:
-            self.cols = np.ascontiguousarray(rows.T.astype(self.step.dtype))
+            self.cols = np.ascontiguousarray(self.initial[:, starts])
         else:
-            self.cols[:, who] = rows.T
+            self.cols[:, who] = self.initial[:, starts]
 
     def keep(self, alive: np.ndarray) -> None:
         self.cols = np.ascontiguousarray(self.cols[:, alive])

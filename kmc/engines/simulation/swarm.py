@@ -200,7 +200,8 @@ class Swarm:
         self.walk_id = self._take(n)
         self.key = walk_keys(self.walks.seed, self.walk_id)
         self.start = self._starts(self.key)
-        self.moves.place(None, self.initial[self.start])
+        self.moves.begin(self.initial)
+        self.moves.place(None, self.start)
         self.path = np.zeros((self.walks.depth, n), dtype=self.step.iid_dtype)
         self.length = np.zeros(n, dtype=np.int64)
         everyone = np.arange(n)
@@ -269,7 +270,7 @@ class Swarm:
         self.walk_id[again] = ids
         self.key[again] = walk_keys(self.walks.seed, ids)
         self.start[again] = self._starts(self.key[again])
-        self.moves.place(again, self.initial[self.start[again]])
+        self.moves.place(again, self.start[again])
         self.length[again] = 0
         self._see(self.moves.words(again), np.full(len(again), self.step.count))
         if len(ids) < len(who):
