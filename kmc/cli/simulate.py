@@ -50,7 +50,7 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
             click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
                          help="the run's random seed, from 0 to 2**64-1"),
             click.option("--walks", type=click.IntRange(1, None), default=None,
-                         help="end after this many walks have ended (default: run until --time-limit)"),
+                         help="walk this many walks, each to its end (default: run until --time-limit)"),
             click.option("--time-limit", type=Seconds(), default=None,
                          metavar="SECONDS", help=f"end after this many seconds (default {DEFAULT_SECONDS:.0f} "
                                                  "without --walks)"),
