@@ -30,6 +30,7 @@ class CompiledMoves:
         width, words = self.step.schema.width, self.step.packing.words
         self.rows = np.zeros((0, width), dtype=np.int64)  # walkers x positions
         self.keys = np.zeros((0, words), dtype=np.uint64)  # walkers x words
+        self.broken: dict[int, np.ndarray] = {}  # invariant -> whether each walker's new state breaks it
         packing = self.step.packing
         self.chunk = int(np.clip(CHUNK_BYTES // (8 * self.step.count * words), 256, 16384))  # walkers a call expands
         self.patch = patch_kernel(packing.spans, packing.radix, [int(m) for m in packing.mult], list(packing.lo), width)
@@ -48,14 +49,18 @@ class CompiledMoves:
             self.rows[who], self.keys[who] = self.initial[starts], self.initial_keys[starts]
 
     def keep(self, alive: np.ndarray) -> None:
-        self.rows, self.keys = self.rows[alive], self.keys[alive]
+        self.rows, self.keys, self.broken = self.rows[alive], self.keys[alive], {}
 
-    def round(self, u: np.ndarray, weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def round(self, u: np.ndarray, weight: np.ndarray | None, check: Sequence[int] = ()
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One step of every walker that can move (draw u each): the walkers that moved, the
-        instance each took, and how many walkers enabled each instance."""
+        instance each took, and how many walkers enabled each instance. The invariants `check`
+        are evaluated on each chunk's new rows while they are in the cache (`violating` reads
+        the answers)."""
         count = self.step.count
         enabled = np.zeros(count, dtype=np.int64)
-        moved_parts, choice_parts, key_parts = [], [], []
+        moved_parts, choice_parts = [], []
+        self.broken = {k: np.zeros(len(self.rows), dtype=bool) for k in check}
         for lo in range(0, len(self.rows), self.chunk):
             hi = min(lo + self.chunk, len(self.rows))
             found = self.kernels.successors(self.rows[lo:hi], self.keys[lo:hi], self.step.word, self.step.mult,
@@ -68,14 +73,14 @@ class CompiledMoves:
                 rank = rank[order]
             walker, iids = np.divmod(rank, count)
             moved, at = choose(u[lo:hi], np.bincount(walker, minlength=hi - lo), iids, weight)
-            key_parts.append(found.keys[:, at if order is None else order[at]].T)
+            self._patch(lo + moved, found.keys[:, at if order is None else order[at]].T)
+            for k in check:
+                self.broken[k][lo:hi] = ~self.kernels.holds(self.rows[lo:hi], k)
             moved_parts.append(lo + moved)
             choice_parts.append(iids[at])
         if not moved_parts:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), enabled
-        moved, keys = np.concatenate(moved_parts), np.concatenate(key_parts)
-        self._patch(moved, keys)
-        return moved, np.concatenate(choice_parts), enabled
+        return np.concatenate(moved_parts), np.concatenate(choice_parts), enabled
 
     def _patch(self, who: np.ndarray, keys: np.ndarray) -> None:
         """Give the walkers `who` their new keys (walkers x words), and rewrite in their rows the
@@ -93,6 +98,8 @@ class CompiledMoves:
 
     def violating(self, who: np.ndarray, k: int) -> np.ndarray:
         """Which of the walkers `who` (indices into it) break invariant k."""
+        if k in self.broken:  # evaluated by the round that moved them
+            return np.flatnonzero(self.broken[k][who])
         if 2 * len(who) >= len(self.rows):  # most walkers: the kernel over every row, no copy
             return np.flatnonzero(~self.kernels.holds(self.rows, k)[who])
         return np.flatnonzero(~self.kernels.holds(self.rows[who], k))

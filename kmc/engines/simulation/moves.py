@@ -41,9 +41,11 @@ class VectorMoves:
     def keep(self, alive: np.ndarray) -> None:
         self.cols = np.ascontiguousarray(self.cols[:, alive])
 
-    def round(self, u: np.ndarray, weight: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def round(self, u: np.ndarray, weight: np.ndarray | None, check: Sequence[int] = ()
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One step of every walker that can move (draw u each): the walkers that moved, the
-        instance each took, and how many walkers enabled each instance."""
+        instance each took, and how many walkers enabled each instance (`check`: the
+        invariants `violating` will be asked about; this interpretation evaluates them then)."""
         step, cols = self.step, self.cols
         view = step.schema.view(list(cols))
         enabled = np.empty((step.count, cols.shape[1]), dtype=bool)

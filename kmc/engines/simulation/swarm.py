@@ -250,7 +250,7 @@ class Swarm:
         """One step of every walker that has an enabled instance: the walkers that moved and the
         instance each took."""
         u = draw(self.key, self.length + 1)
-        moved, choice, enabled = self.moves.round(u, None if self.uniform else self.weight)
+        moved, choice, enabled = self.moves.round(u, None if self.uniform else self.weight, self.violations.pending)
         if self.coverage is not None:
             self.coverage.enabled += enabled
             self.coverage.fired += np.bincount(choice, minlength=self.step.count)
