@@ -108,17 +108,18 @@ def simulate(
     walks: Walks,
     *,
     engine: str = DEFAULT,
-    processes: int = 1,
+    workers: int | None = None,
     progress: ProgressHook | None = None,
     options: Any = None,
 ) -> CheckResult:
-    """Random walks of `model` (kmc/engines/simulation/swarm.py): a verdict per invariant, never
-    "holds"; every trace found is replayed before it is returned."""
+    """Random walks of `model` (kmc/engines/simulation/swarm.py), in `workers` processes (None:
+    one per core; the vector engine): a verdict per invariant, never "holds"; every trace found
+    is replayed before it is returned."""
     chosen = engine_named(engine, "simulate")
     if options is not None and not chosen.options:
         raise BadInput(f"the {engine} engine takes no options of its own (options were given)")
     check_contract(model, invariants)
-    result = chosen.simulate(SimulateJob(model=model, invariants=invariants, walks=walks, processes=processes,
+    result = chosen.simulate(SimulateJob(model=model, invariants=invariants, walks=walks, workers=workers,
                                          progress=progress, options=options))
     for inv in invariants:
         trace = result.invariants[inv.name].trace

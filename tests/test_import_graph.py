@@ -1,6 +1,6 @@
 """kmc's imports run one way (docs/architecture.md): cli -> kmc (the public surface) -> gate/bench -> api -> registry
 -> engines -> traces -> semantics -> invariants -> model -> errors. Inside engines: table -> each engine package's
-descriptor (its __init__, which imports its own modules only when a job runs) -> spark, simulation's processes
+descriptor (its __init__, which imports its own modules only when a job runs) -> spark, simulation's workers
 and on_spark, symbolic -> explicit, simulation's swarm -> vector, symmetry -> interface/result/search/coverage. A model never imports an engine, traces
 never import an engine, no engine imports the model catalogue, nothing imports the CLI, the CLI imports no engine
 module (it goes through kmc.api), and there is no cycle.
@@ -27,7 +27,7 @@ LAYERS: dict[str, int] = {
     "kmc.registry": 70,
     "kmc.engines.table": 65,
     "kmc.engines.spark": 63,
-    "kmc.engines.simulation.processes": 63,
+    "kmc.engines.simulation.workers": 63,
     "kmc.engines.simulation.on_spark": 63,
     "kmc.engines.symbolic": 63,
     "kmc.engines.explicit": 62,

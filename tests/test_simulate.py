@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from kmc.engines.simulation.processes import simulate as in_processes
+from kmc.engines.simulation.workers import simulate as in_workers
 from kmc.engines.simulation.swarm import Swarm, Walks, simulate
 from kmc.errors import RunFailed
 from kmc.model.core import Backend, Bool, Effect, StateView, action
@@ -99,7 +99,7 @@ def test_cli(run_kmc) -> None:
     (["--weight", "no_such_action=2"], "--weight: no action 'no_such_action'"),
     (["--weight", "leader_write"], "write ACTION=W"),
     (["--weight", "leader_write=-1"], "a weight is a finite number from 0 (never) to 1,000,000"),
-    (["--processes", "2", "--engine", "spark"], "--processes is for the vector engine"),
+    (["--workers", "2", "--engine", "spark"], "--workers is for the vector engine"),
 ])
 def test_bad_weights_exit_2_in_one_line(run_kmc, argv: list[str], message: str) -> None:
     rc, out, err = run_kmc("simulate", "replication", "--walks", "10", *argv)
@@ -119,8 +119,8 @@ def union_of_shares(model, invariants, plan: Walks, parts: int) -> tuple[set[int
 
 
 def test_spark_spreads_the_walkers_over_partitions(spark_session) -> None:
-    """Each partition walks its share with its own seed; the driver's count of distinct states
-    is the union of theirs, computed again here by running each share in this process."""
+    """Each partition walks its share of the walks; the driver's count of distinct states is the
+    union of theirs, computed again here by running each share in this process."""
     from kmc.engines.spark.engine import SparkOptions
     from kmc.engines.simulation.on_spark import simulate as spark_simulate
 
@@ -133,29 +133,29 @@ def test_spark_spreads_the_walkers_over_partitions(spark_session) -> None:
     assert runs[0].distinct_states == len(union) and runs[0].generated_states == steps
 
 
-def test_processes_spread_the_walkers_over_cores() -> None:
-    """As with Spark's partitions: each process walks its share with its own seed, and the
-    merged count is the union of theirs, walked again here in this process."""
+def test_workers_spread_the_walkers_over_cores() -> None:
+    """As with Spark's partitions: each worker walks its share of the walks, and the merged
+    count is the union of theirs, walked again here in this process."""
     model, invariants = build("replication", mode="kip320")
     plan = Walks(walkers=400, depth=30, seed=5, walks=2000)
-    runs = [in_processes(model, invariants, plan, 2) for _ in range(2)]
+    runs = [in_workers(model, invariants, plan, 2) for _ in range(2)]
     assert runs[0].distinct_states == runs[1].distinct_states
-    assert runs[0].engine_stats["processes"] == 2 and len(runs[0].engine_stats["process_peak_bytes"]) == 2
+    assert runs[0].engine_stats["workers"] == 2 and len(runs[0].engine_stats["worker_peak_bytes"]) == 2
     union, steps = union_of_shares(model, invariants, plan, 2)
     assert runs[0].distinct_states == len(union) and runs[0].generated_states == steps
 
 
-def test_processes_stop_at_the_first_violation() -> None:
-    """One process's violation ends the others' walks; the trace is replayed and shortened."""
+def test_workers_stop_at_the_first_violation() -> None:
+    """One worker's violation ends the others' walks; the trace is replayed and shortened."""
     model, invariants = three_replicas_first_try()
-    result = in_processes(model, invariants, Walks(walkers=10_000, seed=1, time_limit=60), 2)
+    result = in_workers(model, invariants, Walks(walkers=10_000, seed=1, time_limit=60), 2)
     verdict = result.invariants["strong-isr"]
     assert verdict.holds is False and result.stopped_by == "violation" and result.seconds < 60
     assert verdict.trace is not None and verdict.trace.length == 12  # the vector engine's shortest (test_replication_verdicts)
     replay(verdict.trace, invariants[0])
 
 
-def test_an_error_in_a_process_reaches_the_caller() -> None:
+def test_an_error_in_a_worker_reaches_the_caller() -> None:
     """A model writing outside a field's range fails in the child; the parent raises with the
     child's message."""
     from tests.models.vacuous import Vacuous
@@ -170,25 +170,26 @@ def test_an_error_in_a_process_reaches_the_caller() -> None:
             return {"x": s.x + 1}
 
     with pytest.raises(RuntimeError, match="outside its range"):
-        in_processes(Overflow(), [], Walks(walkers=10, depth=20, walks=100), 2)
+        in_workers(Overflow(), [], Walks(walkers=10, depth=20, walks=100), 2)
 
 
-def test_a_process_that_dies_is_one_line() -> None:
-    """A child killed outside kmc's control (here it exits on its first step, as the kernel's
-    OOM killer would end it) ends the run with RunFailed, which the CLI prints as one line."""
+def test_a_worker_that_dies_is_one_line() -> None:
+    """A child killed outside kmc's control (here it exits as its walks begin, as the kernel's
+    OOM killer would end it; the parent builds the model's kernels before forking, so the exit
+    is in the child's first call into the model) ends the run with RunFailed, which the CLI
+    prints as one line."""
     from tests.models.vacuous import Vacuous
 
+    parent = os.getpid()
+
     class Dying(Vacuous):
-        @action()
-        def bump(self, s: StateView, X: Backend) -> Bool:
-            return s.x < 3
+        def initial_states(self):
+            if os.getpid() != parent:
+                os._exit(3)
+            return super().initial_states()
 
-        @bump.effect
-        def _(self, s: StateView, X: Backend) -> Effect:
-            os._exit(3)
-
-    with pytest.raises(RunFailed, match="a simulation process died"):
-        in_processes(Dying(), [], Walks(walkers=10, depth=20, walks=100), 2)
+    with pytest.raises(RunFailed, match="a simulation worker died"):
+        in_workers(Dying(), [], Walks(walkers=10, depth=20, walks=100), 2)
 
 
 def kraft_last_replica_standing(**bounds: int):

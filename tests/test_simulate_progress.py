@@ -85,12 +85,12 @@ def test_ctrl_c_during_a_simulation_is_one_line(run_kmc, monkeypatch) -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a process's children from /proc (Linux)")
-def test_ctrl_c_with_processes_is_one_line_and_no_traceback() -> None:
+def test_ctrl_c_with_workers_is_one_line_and_no_traceback() -> None:
     """A real SIGINT to the process group (what a terminal's Ctrl-C sends): the forked walkers
     ignore it and the parent reports once."""
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     p = subprocess.Popen([sys.executable, "-m", "kmc.cli.main", "simulate", "replication", "--walks", "1000000000",
-                          "--processes", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                          start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     children = Path(f"/proc/{p.pid}/task/{p.pid}/children")
     deadline = time.monotonic() + 120

@@ -229,9 +229,9 @@ def test_walks_that_do_not_fit_in_memory_are_refused_before_allocating(run_kmc, 
     assert 937.0 * 2**30 >= 10**7 * 10**5
 
 
-def test_the_memory_check_counts_every_process(run_kmc, monkeypatch) -> None:
+def test_the_memory_check_counts_every_worker(run_kmc, monkeypatch) -> None:
     monkeypatch.setattr(simulation, "physical_memory", lambda: 2**30)
-    rc, out, err = run_kmc("simulate", "replication", "--walkers", "1000000", "--depth", "1000", "--processes", "4")
+    rc, out, err = run_kmc("simulate", "replication", "--walkers", "1000000", "--depth", "1000", "--workers", "4")
     assert rc == 2 and err.startswith("kmc: error: --walkers 1,000,000 with --depth 1,000 needs about ")
     assert err.endswith("this machine has 1.0 GiB of memory: use fewer walkers or a smaller depth\n")
 

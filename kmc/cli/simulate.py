@@ -50,7 +50,7 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
             click.option("--seed", type=click.IntRange(0, MAX_SEED), default=0, show_default=True,
                          help="the run's random seed, from 0 to 2**64-1"),
             click.option("--walks", type=click.IntRange(1, None), default=None,
-                         help="end after this many walks have ended (default: run until --time-limit)"),
+                         help="walk this many walks, each to its end (default: run until --time-limit)"),
             click.option("--time-limit", type=Seconds(), default=None,
                          metavar="SECONDS", help=f"end after this many seconds (default {DEFAULT_SECONDS:.0f} "
                                                  "without --walks)"),
@@ -62,11 +62,12 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
                          help="walk on after a violation: every invariant gets its own trace"),
             click.option("--itf-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                          help="write each counterexample to DIR/<model>-<mode>-<invariant>.itf.json"),
-            engine_choice("simulate", "vector: in this process (or --processes N); spark: the walkers spread "
-                                      "over Spark partitions, each with a seed derived from --seed"),
-            click.option("--processes", type=click.IntRange(1, 512), default=1, show_default=True,
-                         help="vector engine: spread the walkers over N processes (one per core), each with "
-                              "its share and a seed derived from --seed"),
+            engine_choice("simulate", "vector: on this machine, in --workers processes (the model's compiled "
+                                      "kernels when llvmlite is installed); spark: the walkers spread over Spark "
+                                      "partitions"),
+            click.option("--workers", type=click.IntRange(1, 512), default=None,
+                         help="vector engine: spread the walkers and walks over N worker processes "
+                              "(default: one per core); the states seen with --walks do not depend on N"),
             *engine_options("simulate"),
             click.option("--coverage", is_flag=True,
                          help="per action family: enabled, fired, new states; per field: the values reached"),
@@ -81,7 +82,7 @@ def make_simulate(name: str, options: tuple[Option, ...]) -> click.Command:
 
 def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int | None, time_limit: float | None,
                  weights: tuple[str, ...], invariant_names: tuple[str, ...], keep_going: bool,
-                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str, processes: int,
+                 itf_dir: Path | None, as_json: bool, quiet: bool, coverage: bool, engine: str, workers: int | None,
                  **settings: Any) -> int:
     options = take(engine, "simulate", settings, one_run=False)
     if itf_dir is not None:
@@ -91,8 +92,8 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
     if walks is None and time_limit is None:
         time_limit = DEFAULT_SECONDS
     plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going, coverage)
-    label = model.name if processes == 1 else f"{model.name} (process 1 of {processes})"
-    result = api.simulate(model, checked, plan, engine=engine, processes=processes, options=options,
+    label = model.name if workers == 1 else f"{model.name} (worker 1)"
+    result = api.simulate(model, checked, plan, engine=engine, workers=workers, options=options,
                           progress=None if quiet else WalkProgress(label))
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
@@ -127,12 +128,12 @@ def summary(result: CheckResult) -> str:
     }.get(result.stopped_by or "", "")
     where = (f" on Spark ({st['master']}, {st['partitions']} partitions, each with its own seed)"
              if "partitions" in st else
-             f" in {st['processes']} processes, each with its own seed" if st.get("processes", 1) > 1 else "")
-    return (f"simulate{where}: {st['walkers']:,} walkers, seed {st['seed']}, up to {st['depth']} steps a walk: "
+             f" in {st['workers']} workers" if st.get("workers", 1) > 1 else "")
+    return (f"simulate{where} ({st['interpretation']} interpretation): {st['walkers']:,} walkers, seed {st['seed']}, up to {st['depth']} steps a walk: "
             f"{st['walker_steps']:,} steps in {result.seconds:.2f} s ({st['steps_per_second']:,} steps/s), "
             f"{st['walks']:,} walks ended, deepest {st['deepest_walk']} steps, "
             f"{result.distinct_states:,} distinct states seen, peak memory {result.peak_memory_bytes / 2**20:,.0f} MiB"
-            f"{' (the processes summed)' if st.get('processes', 1) > 1 else ''}\n"
+            f"{' (the workers summed)' if st.get('workers', 1) > 1 else ''}\n"
             f"{stop} A simulation never proves an invariant: 'not violated' means no walk broke it.")
 
 

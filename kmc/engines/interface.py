@@ -118,7 +118,7 @@ class SimulateJob:
     model: Model
     invariants: Sequence[Invariant]
     walks: Any  # kmc.engines.simulation.Walks: how many walkers, how deep, the seed, when to end
-    processes: int = 1
+    workers: int | None = None  # forked worker processes; None: one per core
     progress: ProgressHook | None = None
     options: Any = None
 

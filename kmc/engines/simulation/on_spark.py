@@ -1,9 +1,8 @@
 """`kmc simulate --engine spark`: the swarm spread over Spark partitions.
 
 Each partition runs a swarm of its own (kmc/engines/simulation/swarm.py) with its share of the
-walkers and of the walks, and a seed of its own derived from the run's seed
-(`numpy.random.SeedSequence(seed).spawn(partitions)`), so a cluster simulates more and the run
-is still the same run for the same seed and partitions. The executors rebuild the model from a
+walkers and of the walks (`Walks.shares`: every walk keeps its own random stream), so a cluster
+simulates more and a run with `--walks` sees the same states for any number of partitions. The executors rebuild the model from a
 `ModelFactory` (kmc/engines/spark/factory.py), as the Spark search does. The driver merges what
 they found: the union of the states they saw (exactly, through the key set), their figures,
 and per invariant the violation of the lowest partition, which it replays and tries to shorten.

@@ -1,13 +1,18 @@
-"""Swarm simulation: many random walks at once, over numpy columns.
+"""Swarm simulation: many random walks at once.
 
-For state spaces no exhaustive search finishes, `kmc simulate` runs N walkers together
-through the vector interpretation, as the vector engine runs a level: the walkers' states
-are the columns of one block. Each round evaluates every instance's guard over all walkers,
-picks one enabled instance per walker (uniformly, or weighted per action family), applies
-each chosen instance's effect to the walkers that chose it, and checks the invariants on the
-new states. A walker whose walk reaches `depth` steps, or a state where nothing is enabled,
-starts a new walk from an initial state. Every random choice comes from one generator seeded
-by `seed`, so a run with the same seed, walkers and bounds is the same run.
+For state spaces no exhaustive search finishes, `kmc simulate` runs walkers together, as the
+vector engine runs a level: the walkers' states are one block, stepped by one interpretation
+(`moves`: the model's compiled kernels when llvmlite is installed, compiled_moves.py, else the
+vector interpretation's numpy columns, moves.py; both take the same steps). Each round lists
+every walker's enabled instances, picks one per walker (uniformly, or weighted per action
+family), takes it, and checks the invariants on the new states. A walker whose walk reaches
+`depth` steps, or a state where nothing is enabled, starts the next walk from an initial state.
+
+Walks are numbered; each one's random choices come from its own stream (streams.py), seeded by
+the run's seed and its number, so a walk goes the same way in any swarm. With `--walks N`
+exactly walks 0 .. N-1 are walked, each to its end: the states seen, the steps and the walks
+are the same for any number of walkers and of processes (`Walks.shares`). A run that ends by
+`--time-limit` or at a violation depends on how far each walker got.
 
 The distinct states seen are counted exactly, through the vector engine's key set (the
 progress hook too: the keys buffered since the last merge are merged before it is called). A
@@ -18,6 +23,7 @@ replace it by a shortest trace.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -26,12 +32,13 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from kmc.engines.simulation.coverage import Coverage
+from kmc.engines.simulation.moves import VectorMoves
+from kmc.engines.simulation.streams import draw, walk_keys
 from kmc.engines.result import CheckResult, Progress, Verdict
 from kmc.engines.interface import Limits, ProgressHook
 from kmc.engines.search import Violations, finish
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import Visited, first_occurrences
-from kmc.engines.vector.levelstep import LevelStep
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 
@@ -45,8 +52,8 @@ PROGRESS_SECONDS = 1.0  # the progress hook is called at most this often (each c
 
 @dataclass
 class Findings:
-    """A finished swarm's findings as plain data: the keys of the states it saw, its first
-    violations with their walks, its figures and its coverage counts."""
+    """A finished swarm's findings as plain data: the keys of the states it saw (sorted,
+    distinct), its first violations with their walks, its figures and its coverage counts."""
 
     sort_key: np.ndarray
     extras: list[np.ndarray]
@@ -63,8 +70,9 @@ class Findings:
 @dataclass(frozen=True)
 class Walks:
     """How a simulation runs: `walkers` walks at a time, each up to `depth` steps, until
-    `walks` walks have ended or `time_limit` seconds have passed (whichever is first), or an
-    invariant is violated (unless `keep_going`)."""
+    walks 0 .. `walks`-1 have ended or `time_limit` seconds have passed (whichever is first),
+    or an invariant is violated (unless `keep_going`). A share (`part` = (p, parts)) walks the
+    walks numbered p, p + parts, p + 2 parts, ..."""
 
     walkers: int = 20_000
     depth: int = 100
@@ -74,19 +82,36 @@ class Walks:
     weights: Mapping[str, float] = field(default_factory=dict)  # action family -> weight (default 1)
     keep_going: bool = False
     coverage: bool = False  # collect per-action and per-field coverage (kmc/engines/simulation/coverage.py)
+    part: tuple[int, int] = (0, 1)
 
     def shares(self, parts: int) -> list[Walks]:
         """The walks split `parts` ways (over Spark partitions or local processes): the walkers
-        and walks as evenly as they go, each part with a seed of its own derived from this
-        seed (`numpy.random.SeedSequence(seed).spawn(parts)`)."""
-        seeds = np.random.SeedSequence(self.seed).spawn(parts)
+        as evenly as they go, the walks by number (share p walks p, p + parts, ...); every walk
+        keeps its own random stream, so the shares together walk the same walks as one swarm."""
 
         def split(total: int, p: int) -> int:
             return total // parts + (1 if p < total % parts else 0)
 
-        return [replace(self, walkers=max(1, split(self.walkers, p)), seed=int(seeds[p].generate_state(1)[0]),
-                        walks=None if self.walks is None else max(1, split(self.walks, p)))
-                for p in range(parts)]
+        return [replace(self, walkers=max(1, split(self.walkers, p)), part=(p, parts)) for p in range(parts)]
+
+    def own(self) -> int | None:
+        """How many walks this share walks (None: until the time limit)."""
+        if self.walks is None:
+            return None
+        p, parts = self.part
+        return len(range(p, self.walks, parts))
+
+
+def interpretation(model: Model, invariants: Sequence[Invariant], name: str | None = None) -> Any:
+    """The walkers' interpretation: "compiled" (the model's native kernels) or "vector"; by
+    default compiled when llvmlite is installed (both take the same steps: tests/test_simulate_workers.py)."""
+    if name is None:
+        name = "compiled" if importlib.util.find_spec("llvmlite") is not None else "vector"
+    if name == "compiled":
+        from kmc.engines.simulation.compiled_moves import CompiledMoves
+
+        return CompiledMoves(model, invariants)
+    return VectorMoves(model, invariants)
 
 
 def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks,
@@ -98,18 +123,17 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks,
 
 class Swarm:
     def __init__(self, model: Model, invariants: Sequence[Invariant], walks: Walks,
-                 progress: ProgressHook | None):
+                 progress: ProgressHook | None, moves: Any = None):
         if walks.walks is None and walks.time_limit is None:
             raise BadInput("a simulation needs an end: --walks N or --time-limit SECONDS")
         if not 0 <= walks.seed <= MAX_SEED:
             raise BadInput(f"--seed {walks.seed}: a seed is an integer from 0 to 2**64-1")
-        self.started = time.perf_counter()
         self.model, self.invariants, self.walks, self.progress = model, list(invariants), walks, progress
-        self.step = LevelStep(model, invariants, symmetry=False)
+        self.moves = moves if moves is not None else interpretation(model, invariants)  # built before the clock starts
+        self.started = time.perf_counter()
+        self.step = self.moves.step
         self.weight = self._weights(walks.weights)
         self.uniform = bool(np.all(self.weight == 1.0))
-        self.count_dtype = np.uint8 if self.step.count < 2**8 else np.uint16 if self.step.count < 2**16 else np.uint32
-        self.rng = np.random.default_rng(walks.seed)
         self.seen = Visited(self.step.fmt)
         self.buffer: list[np.ndarray] = []  # words x states, not yet merged into `seen`
         self.buffer_iids: list[np.ndarray] = []  # the instance that found each (count: an initial state)
@@ -122,6 +146,8 @@ class Swarm:
         self.stopped_by: str | None = None
         self.halt: Any = None  # an event another swarm sets at its violation (kmc/engines/simulation/processes.py)
         self.progress_seconds = PROGRESS_SECONDS
+        self.next_walk = walks.part[0]  # the number of the next walk this swarm starts
+        self.merge_seconds = 0.0  # taking in other swarms' findings (merge)
 
     def _weights(self, given: Mapping[str, float]) -> np.ndarray:
         families = {inst.action.name for inst in self.step.instances}
@@ -165,94 +191,100 @@ class Swarm:
     def walk(self) -> None:
         """Run the walks until they end (a violation, --walks, --time-limit)."""
         self.check_memory(self.walks.walkers)
-        initial = np.array(self.model.initial_states(), dtype=np.int64)
-        if not len(initial):
+        self.initial = np.array(self.model.initial_states(), dtype=np.int64)
+        if not len(self.initial):
             raise BadInput(f"model {self.model.name} has no initial state")
-        self.step.check_range(initial, "an initial state")
-        n = self.walks.walkers
-        start = self.rng.integers(len(initial), size=n)
-        cols = np.ascontiguousarray(initial[start].T.astype(self.step.dtype))
-        path = np.zeros((self.walks.depth, n), dtype=self.step.iid_dtype)
-        length = np.zeros(n, dtype=np.int64)
-        self._see(cols, np.full(n, self.step.count))
-        every = np.arange(len(initial))
+        self.step.check_range(self.initial, "an initial state")
+        own = self.walks.own()
+        n = self.walks.walkers if own is None else min(self.walks.walkers, own)
+        self.walk_id = self._take(n)
+        self.key = walk_keys(self.walks.seed, self.walk_id)
+        self.start = self._starts(self.key)
+        self.moves.begin(self.initial)
+        self.moves.place(None, self.start)
+        self.path = np.zeros((self.walks.depth, n), dtype=self.step.iid_dtype)
+        self.length = np.zeros(n, dtype=np.int64)
+        everyone = np.arange(n)
+        self._see(self.moves.words(everyone), np.full(n, self.step.count))
         if self.coverage is not None:
-            self.coverage.reached(initial.T)
-        self._check(np.ascontiguousarray(initial.T.astype(self.step.dtype)), every, initial, every,
-                    path, np.zeros(len(initial), dtype=np.int64))
+            self.coverage.reached(self.initial.T)
+        self._check_initial()
         rounds = 0
         reported = self.started
+        self._stop_if_done()
         while self.stopped_by is None:
-            moved = self._round(cols, path, length)
-            self._check(cols, moved, initial, start, path, length)
-            self._see(cols[:, moved], path[length[moved] - 1, moved])
+            moved, choice = self._round()
+            self._check(moved)
+            self._see(self.moves.words(moved), choice)
             rounds += 1
-            ended = length == self.walks.depth
-            stuck = np.ones(n, dtype=bool)
+            ended = self.length == self.walks.depth
+            stuck = np.ones(len(ended), dtype=bool)
             stuck[moved] = False
             ended |= stuck  # nothing enabled: the walk stutters forever, so it ends here
-            self.deepest = max(self.deepest, int(length.max()))
+            self.deepest = max(self.deepest, int(self.length.max()))
             if ended.any():
-                self._restart(ended, initial, start, cols, length)
+                self._restart(ended)
             self._stop_if_done()
             if self.progress is not None and time.perf_counter() - reported >= self.progress_seconds:
                 self._flush()  # the distinct states so far, exactly: the buffered keys merged first
                 reported = time.perf_counter()
-                self.progress(Progress(rounds, len(self.seen), self.walker_steps, n, reported - self.started))
+                self.progress(Progress(rounds, len(self.seen), self.walker_steps, len(self.length),
+                                       reported - self.started))
         self._flush()
 
-    def _round(self, cols: np.ndarray, path: np.ndarray, length: np.ndarray) -> np.ndarray:
-        """One step of every walker that has an enabled instance; the walkers that moved."""
-        step, n = self.step, cols.shape[1]
-        view = step.schema.view(list(cols))
-        enabled = np.empty((step.count, n), dtype=bool)
-        total: Any = np.zeros(n, dtype=self.count_dtype if self.uniform else np.float64)
-        for i, inst in enumerate(step.instances):
-            enabled[i] = inst.action.guard(view, step.X, *inst.args)
-            total += enabled[i] if self.uniform else enabled[i] * self.weight[i]
-        pick: Any = self.rng.random(n) * total
-        if self.uniform:  # the k-th enabled instance, k uniform
-            pick = pick.astype(self.count_dtype)
-        # the first instance whose running total passes pick: the number of those that do not
-        running: Any = np.zeros_like(total)
-        choice: Any = np.zeros(n, dtype=self.count_dtype)
-        for i in range(step.count):
-            running += enabled[i] if self.uniform else enabled[i] * self.weight[i]
-            choice += running <= pick
-        moved = np.flatnonzero(total > 0)
-        choice = choice[moved]
-        for i in np.unique(choice).tolist():
-            who = moved[choice == i]
-            inst = step.instances[i]
-            sub = cols[:, who]
-            effect = inst.action.effect(step.schema.view(list(sub)), step.X, *inst.args)
-            for pos, value in dict(step.schema.updates(effect)).items():
-                values = np.broadcast_to(np.asarray(value), who.shape)
-                if values.size and (values.min() < step.lo[pos] or values.max() > step.hi[pos]):
-                    step._check_values(inst, pos, values)
-                cols[pos, who] = values
-        if self.coverage is not None:
-            self.coverage.enabled += enabled.sum(axis=1)
-            self.coverage.fired += np.bincount(choice, minlength=step.count)
-            self.coverage.reached(cols[:, moved])
-        path[length[moved], moved] = choice
-        length[moved] += 1
-        self.walker_steps += len(moved)
-        return moved
+    def _take(self, n: int) -> np.ndarray:
+        """The numbers of this swarm's next (up to) `n` walks."""
+        parts = self.walks.part[1]
+        stop = self.next_walk + n * parts
+        if self.walks.walks is not None:
+            stop = min(stop, self.walks.walks)
+        taken = np.arange(self.next_walk, max(stop, self.next_walk), parts, dtype=np.int64)
+        self.next_walk += len(taken) * parts
+        return taken
 
-    def _restart(self, ended: np.ndarray, initial: np.ndarray, start: np.ndarray, cols: np.ndarray,
-                 length: np.ndarray) -> None:
+    def _starts(self, keys: np.ndarray) -> np.ndarray:
+        """Each walk's initial state (an index into the initial states): its draw 0."""
+        return np.minimum((draw(keys, 0) * len(self.initial)).astype(np.int64), len(self.initial) - 1)
+
+    def _round(self) -> tuple[np.ndarray, np.ndarray]:
+        """One step of every walker that has an enabled instance: the walkers that moved and the
+        instance each took."""
+        u = draw(self.key, self.length + 1)
+        moved, choice, enabled = self.moves.round(u, None if self.uniform else self.weight, self.violations.pending)
+        if self.coverage is not None:
+            self.coverage.enabled += enabled
+            self.coverage.fired += np.bincount(choice, minlength=self.step.count)
+            self.coverage.reached(self.moves.columns(moved))
+        self.path[self.length[moved], moved] = choice
+        self.length[moved] += 1
+        self.walker_steps += len(moved)
+        return moved, choice.astype(np.int64)
+
+    def _restart(self, ended: np.ndarray) -> None:
+        """The walkers whose walk ended start this swarm's next walks; those left without one
+        (every walk of --walks started) leave the swarm."""
         who = np.flatnonzero(ended)
         self.walks_done += len(who)
-        start[who] = self.rng.integers(len(initial), size=len(who))
-        cols[:, who] = initial[start[who]].T
-        length[who] = 0
+        ids = self._take(len(who))
+        again = who[: len(ids)]
+        self.walk_id[again] = ids
+        self.key[again] = walk_keys(self.walks.seed, ids)
+        self.start[again] = self._starts(self.key[again])
+        self.moves.place(again, self.start[again])
+        self.length[again] = 0
+        self._see(self.moves.words(again), np.full(len(again), self.step.count))
+        if len(ids) < len(who):
+            alive = np.ones(len(ended), dtype=bool)
+            alive[who[len(ids):]] = False
+            self.walk_id, self.key, self.start = self.walk_id[alive], self.key[alive], self.start[alive]
+            self.length, self.path = self.length[alive], np.ascontiguousarray(self.path[:, alive])
+            self.moves.keep(alive)
 
     def _stop_if_done(self) -> None:
         if self.stopped_by is not None:
             return
-        if self.walks.walks is not None and self.walks_done >= self.walks.walks:
-            self.stopped_by = "walks"
+        if not len(self.length):
+            self.stopped_by = "walks"  # every one of this swarm's walks has ended
         elif self.halt is not None and self.halt.is_set():
             self.stopped_by = "halted"  # another swarm's violation ended the run
         elif Limits(time_limit=self.walks.time_limit).exhausted(self.started) is not None:
@@ -260,29 +292,39 @@ class Swarm:
 
     # -- invariants and states seen ------------------------------------------------------------
 
-    def _check(self, cols: np.ndarray, who: np.ndarray, initial: np.ndarray, start: np.ndarray,
-               path: np.ndarray, length: np.ndarray) -> None:
+    def _check_initial(self) -> None:
+        cols = np.ascontiguousarray(self.initial.T.astype(self.step.dtype))
+        for k in self.violations.pending:
+            bad = self.step.violating(cols, k)
+            if bad.size:
+                state = tuple(int(v) for v in self.initial[bad[0]])
+                if k not in self.violations.first:
+                    self.paths[state] = (state, [])
+                self.violations.record_many(k, state, bad.size)
+                if not self.invariants[k].report and not self.walks.keep_going:
+                    self.stopped_by = "violation"
+
+    def _check(self, who: np.ndarray) -> None:
         """Check the pending invariants on the walkers `who`; record the first violation of each
-        (the lowest walker index, for a deterministic run) with its walk."""
+        (of the lowest-numbered walk, for a deterministic run) with its walk."""
         if not len(who):
             return
-        sub = cols[:, who]
         for k in self.violations.pending:
-            bad = self.step.violating(sub, k)
+            bad = self.moves.violating(who, k)
             if not bad.size:
                 continue
-            w = int(who[bad[0]])
-            state = tuple(int(v) for v in cols[:, w])
+            w = int(who[bad][np.argmin(self.walk_id[who[bad]])])
+            state = self.moves.state(w)
             if k not in self.violations.first:
-                first = tuple(int(v) for v in initial[start[w]])
-                self.paths[state] = (first, [int(i) for i in path[: length[w], w]])
+                first = tuple(int(v) for v in self.initial[self.start[w]])
+                self.paths[state] = (first, [int(i) for i in self.path[: self.length[w], w]])
             self.violations.record_many(k, state, bad.size)
             if not self.invariants[k].report and not self.walks.keep_going:
                 self.stopped_by = "violation"
 
-    def _see(self, cols: np.ndarray, iids: np.ndarray) -> None:
-        if cols.shape[1]:
-            self.buffer.append(self.step.packing.pack_columns(cols))
+    def _see(self, words: np.ndarray, iids: np.ndarray) -> None:
+        if words.shape[1]:
+            self.buffer.append(words)
             self.buffer_iids.append(iids)
         if sum(b.shape[1] for b in self.buffer) >= _FLUSH:
             self._flush()
@@ -315,10 +357,10 @@ class Swarm:
     def merge(self, outcomes: Sequence[Findings]) -> None:
         """Take in the outcomes of swarms run elsewhere (in order: the first one's violations
         come first), as if this swarm had walked them all."""
+        merging = time.perf_counter()
+        self._flush()
         for o in outcomes:
-            self.buffer.append(self.step.fmt.join(o.sort_key, o.extras))
-            self.buffer_iids.append(np.full(len(o.sort_key), self.step.count))
-            self._flush()
+            self._adopt(o.sort_key, o.extras)
             for k, state in o.first.items():
                 if k not in self.violations.first:
                     self.violations.first[k] = state
@@ -337,6 +379,17 @@ class Swarm:
                 self.coverage.new_states += new
                 np.minimum(self.coverage.lo, lo, out=self.coverage.lo)
                 np.maximum(self.coverage.hi, hi, out=self.coverage.hi)
+        self.merge_seconds = time.perf_counter() - merging
+
+    def _adopt(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> None:
+        """Merge another swarm's seen keys (sorted and distinct already, so not sorted again):
+        the first set is taken as it is, the others merged in one pass each."""
+        if not len(self.seen):
+            self.seen = Visited.holding(self.step.fmt, sort_key, extras)
+            return
+        known, pos = self.seen.find(sort_key, extras)
+        new = ~known
+        self.seen.merge(sort_key[new], [x[new] for x in extras], pos[new])
 
     def result(self, engine: str = "simulate", extra: Mapping[str, Any] | None = None) -> CheckResult:
         links = vector.replay_paths(self.model, self.paths, "simulation")
@@ -354,7 +407,7 @@ class Swarm:
             "walkers": self.walks.walkers, "depth": self.walks.depth, "seed": self.walks.seed,
             "walker_steps": self.walker_steps, "walks": self.walks_done,
             "steps_per_second": round(self.walker_steps / seconds) if seconds > 0 else None,
-            "deepest_walk": self.deepest, "traces": traces, **(extra or {}),
+            "deepest_walk": self.deepest, "traces": traces, "interpretation": self.moves.name, **(extra or {}),
         }
         return result
 

@@ -76,8 +76,8 @@ class SparkEngine(Engine):
     def simulate(self, job: SimulateJob) -> CheckResult:
         from kmc.engines.simulation.on_spark import simulate
 
-        if job.processes != 1:
-            raise BadInput("--processes is for the vector engine; Spark spreads the walkers over --partitions")
+        if job.workers is not None:
+            raise BadInput("--workers is for the vector engine; Spark spreads the walkers over --partitions")
         return simulate(job.model, job.invariants, job.walks, job.options or self.configure({}, one_run=False))
 
     def notes(self, result: CheckResult) -> list[str]:

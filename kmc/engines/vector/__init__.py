@@ -1,5 +1,5 @@
 """The vector engine: breadth-first search a level at a time over numpy arrays (engine.py);
-it also runs `kmc simulate`'s swarms in this process or in forked ones."""
+it also runs `kmc simulate`'s swarms in forked worker processes."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ class VectorEngine(Engine):
                       workers=job.workers).run()
 
     def simulate(self, job: SimulateJob) -> CheckResult:
-        from kmc.engines.simulation.processes import simulate
+        from kmc.engines.simulation.workers import simulate
 
-        return simulate(job.model, job.invariants, job.walks, job.processes, progress=job.progress)
+        return simulate(job.model, job.invariants, job.walks, job.workers, progress=job.progress)
 
 
 ENGINE = VectorEngine()
