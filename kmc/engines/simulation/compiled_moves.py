@@ -1,6 +1,6 @@
 """The walkers' states and their steps on the model's compiled kernels (kmc/semantics/compiled/).
 
-Each walker is a state row (int64) and its packed key. A round gives a chunk of walkers to
+Each walker is a state row (of the level step's dtype, int16 mostly) and its packed key. A round gives a chunk of walkers to
 `Kernels.successors`, which runs every guard and effect natively (without the GIL) and returns
 every enabled candidate's key, walker by walker, in instance order (the rank order); the swarm's
 choice (`streams.choose`) picks one per walker, and only the chosen keys are unpacked into rows.
@@ -28,16 +28,17 @@ class CompiledMoves:
         self.step = CompiledStep(model, invariants, False)
         self.kernels = self.step.kernels
         width, words = self.step.schema.width, self.step.packing.words
-        self.rows = np.zeros((0, width), dtype=np.int64)  # walkers x positions
+        self.rows = np.zeros((0, width), dtype=self.step.dtype)  # walkers x positions
         self.keys = np.zeros((0, words), dtype=np.uint64)  # walkers x words
         self.broken: dict[int, np.ndarray] = {}  # invariant -> whether each walker's new state breaks it
         packing = self.step.packing
         self.chunk = int(np.clip(CHUNK_BYTES // (8 * self.step.count * words), 256, 16384))  # walkers a call expands
-        self.patch = patch_kernel(packing.spans, packing.radix, [int(m) for m in packing.mult], list(packing.lo), width)
+        self.patch = patch_kernel(packing.spans, packing.radix, [int(m) for m in packing.mult], list(packing.lo), width,
+                                  self.step.dtype)
 
     def begin(self, initial: np.ndarray) -> None:
         """The model's initial states (states x positions), which walks start from."""
-        self.initial = np.array(initial, dtype=np.int64)
+        self.initial = np.array(initial, dtype=self.step.dtype)
         self.initial_keys = np.ascontiguousarray(self.step.packing.pack_columns(initial.T.astype(self.step.dtype)).T)
 
     def place(self, who: np.ndarray | None, starts: np.ndarray) -> None:

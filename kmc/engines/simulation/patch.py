@@ -1,7 +1,7 @@
 """A native kernel that moves walkers to their chosen successors: `patch(old, new, who, n, rows)`.
 
 For each of n walkers, `old` and `new` hold its key words before and after its step (n x
-words, uint64) and `who` its row in `rows` (walkers x positions, int64); the positions of each
+words, uint64) and `who` its row in `rows` (walkers x positions, of the rows' dtype); the positions of each
 key word that changed are unpacked again from the new word (digit j of a word is
 `word // mult[j] % radix[j]`, plus the position's lowest value), the others are left as they
 are: a step changes a few fields, and a kraft state has 1,484 positions in 47 words. Built as
@@ -18,6 +18,7 @@ import numpy as np
 from llvmlite import ir
 
 from kmc.semantics.compiled import cache
+from kmc.semantics.compiled.emit import element, narrow
 
 _I64 = ir.IntType(64)
 
@@ -28,12 +29,13 @@ def _c(v: int) -> ir.Constant:
 
 
 def patch_ir(name: str, spans: Sequence[tuple[int, int]], radix: Sequence[int], mult: Sequence[int],
-             lo: Sequence[int], width: int) -> str:
+             lo: Sequence[int], width: int, itemsize: int) -> str:
     """The kernel's IR for a packing (its key words' spans of positions, each position's radix,
-    multiplier and lowest value) of states `width` positions wide."""
+    multiplier and lowest value) of states `width` positions of `itemsize` bytes wide."""
     module = cache.new_module(name)
     p64 = _I64.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p64, p64, p64, _I64, p64]), "patch")
+    elem = element(itemsize)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [p64, p64, p64, _I64, elem.as_pointer()]), "patch")
     old, new, who, n, rows = fn.args
     words = len(spans)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -55,7 +57,7 @@ def patch_ir(name: str, spans: Sequence[tuple[int, int]], radix: Sequence[int], 
                 digit = b.udiv(word, _c(mult[j])) if mult[j] != 1 else word
                 if j != s:
                     digit = b.urem(digit, _c(radix[j]))
-                b.store(b.add(digit, _c(lo[j])), b.gep(row, [_c(j)]))
+                b.store(narrow(b, b.add(digit, _c(lo[j])), elem), b.gep(row, [_c(j)]))
     b.store(b.add(i, _c(1)), counter)
     b.branch(head)
     b.position_at_end(done)
@@ -64,16 +66,16 @@ def patch_ir(name: str, spans: Sequence[tuple[int, int]], radix: Sequence[int], 
 
 
 def patch_kernel(spans: Sequence[tuple[int, int]], radix: Sequence[int], mult: Sequence[int], lo: Sequence[int],
-                 width: int) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]:
-    """`patch(old, new, who, rows)` for a packing, compiled (or loaded from the cache)."""
-    text = patch_ir("kmc patch", spans, radix, mult, lo, width)
+                 width: int, dtype: np.dtype) -> Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]:
+    """`patch(old, new, who, rows)` for a packing and rows of `dtype`, compiled (or loaded from the cache)."""
+    text = patch_ir("kmc patch", spans, radix, mult, lo, width, dtype.itemsize)
     function, _, _ = cache.load(text)
     run = function("patch", [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
 
     def patch(old: np.ndarray, new: np.ndarray, who: np.ndarray, rows: np.ndarray) -> None:
         old, new = np.ascontiguousarray(old, dtype=np.uint64), np.ascontiguousarray(new, dtype=np.uint64)
         who = np.ascontiguousarray(who, dtype=np.int64)
-        assert rows.flags.c_contiguous and rows.dtype == np.int64 and old.shape == new.shape == (len(who), len(spans))
+        assert rows.flags.c_contiguous and rows.dtype == dtype and old.shape == new.shape == (len(who), len(spans))
         run(old.ctypes.data, new.ctypes.data, who.ctypes.data, len(who), rows.ctypes.data)
 
     return patch
