@@ -57,7 +57,7 @@ def test_the_default_is_every_core() -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--workers", "0"], "Invalid value for '--workers': 0 is not in the range 1<=x<=1024"),
+    (["--workers", "0"], "Invalid value for '--workers': 0 is not in the range 1<=x<=512"),
     (["--engine", "scalar", "--workers", "2"],
      "kmc: error: --workers 2: the scalar engine runs on one thread; the vector and compiled engines take --workers"),
 ])

@@ -34,7 +34,7 @@ def run_options(command: Any) -> Any:
             click.option("--max-depth", type=click.IntRange(1, None), default=None,
                          help="stop after this many BFS levels, the initial states being level 1"),
             *limit_options(),
-            click.option("--workers", type=click.IntRange(1, 1024), default=None, metavar="N",
+            click.option("--workers", type=click.IntRange(1, 512), default=None, metavar="N",
                          help="threads for the search (default: every core; vector and compiled engines); "
                               "the results do not depend on N"),
             allow_incomplete_option(),
