@@ -12,12 +12,12 @@ their state) or crash (losing it); the network loses connectivity between pairs.
 Each action is one of the specification's actions, under its name in snake_case, in the order
 of Next; the message an action takes is its `slot` parameter (which of the messages of that
 kind from `peer` to `server`). This file holds the actions of one server (and the network's);
-the handling of messages is in quorum_votes.py (elections) and quorum_fetch.py (replication);
-the state in quorum_state.py, the network in quorum_messages.py, the shared transitions in
-quorum_transitions.py, the way states print in quorum_view.py; docs/quorum.md maps every field, action and invariant to
-the specification and gives the parity with TLC. Not modelled yet: StartNewServer,
-AcceptAddVoterRequest, AcceptRemoveVoterRequest (their limits only take 0) and liveness
-(TestLiveness = TRUE, kip853's ResendBeginQuorumEpochRequest).
+the handling of messages is in quorum_votes.py (elections) and quorum_fetch.py (replication),
+reconfiguration in quorum_reconfig.py; the state in quorum_state.py, the network in
+quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
+quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
+gives the parity with TLC. Not modelled yet: liveness (TestLiveness = TRUE, kip853's
+ResendBeginQuorumEpochRequest) and kip996's reconfiguration actions.
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ from kmc.model.quorum_state import (
     APPEND, BEGIN_QUORUM, CANDIDATE, DEAD, FOLLOWER, LEADER, LEADER_CHANGE, NIL_ROLE, OBSERVER, PROSPECTIVE,
     REQUEST_VOTE, RESIGNED, SERVER, UNATTACHED, VALUE, VOTED, VOTER, Transition,
 )
-from kmc.model.quorum_fetch import QuorumFetch
+from kmc.model.quorum_reconfig import QuorumReconfig
 from kmc.model.quorum_view import describe_state
 
 
 DISCONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask:b}}}")
 
 
-class Quorum(QuorumFetch):
+class Quorum(QuorumReconfig):
     name = "quorum"
 
     def actions(self) -> Sequence[Action]:
@@ -50,7 +50,8 @@ class Quorum(QuorumFetch):
                     self.send_fetch_request, self.handle_fetch_response, self.resend_begin_quorum_epoch_request,
                     self.reject_fetch_request,
                     self.diverging_fetch_request, self.accept_fetch_request]
-        return [self.change_network_connectivity, self.restart_with_state, self.crash_lose_state,
+        return [self.start_new_server, self.change_network_connectivity, self.restart_with_state,
+                self.crash_lose_state, self.accept_add_voter_request, self.accept_remove_voter_request,
                 self.send_request_vote, self.become_leader, self.client_request, self.check_quorum_resign,
                 self.observer_fetch_timeout, self.handle_vote_request, self.handle_vote_response,
                 self.accept_begin_quorum_request, self.send_fetch_request, self.handle_fetch_response,
@@ -113,7 +114,7 @@ class Quorum(QuorumFetch):
         its high watermark, fetch state and follower offsets start over and its pending
         writes fail (at most --max-restarts times)."""
         t = self.restart_transition(s, X, a)
-        limit = X.and_(s.restarts < self.settings["max_restarts"], s.state[a] != DEAD)
+        limit = X.and_(s.restarts < self.settings["max_restarts"], self.started(s, a), s.state[a] != DEAD)
         if self.kip996:
             return limit
         # kip853: the epoch and the vote are UNCHANGED in the specification as well as set by ApplyState
@@ -184,7 +185,7 @@ class Quorum(QuorumFetch):
     @become_leader.effect
     def _(self, s: StateView, X: Backend, a: int) -> Effect:
         out = merge(self.apply_state(a, self.to_leader(s, X, a)),
-                    self.appended(a, s.log_len[a], X, LEADER_CHANGE, s.epoch[a], 0, s),
+                    self.appended(s, X, a, [LEADER_CHANGE, s.epoch[a], 0]),
                     self.reset_end_offsets(a, [m == 1 for m in s.cfg_members[a]], s, X), self.reset_fetch_state(a))
         for b in self.S:
             if b != a:
@@ -204,7 +205,7 @@ class Quorum(QuorumFetch):
     @client_request.effect
     def _(self, s: StateView, X: Backend, a: int, v: int) -> Effect:
         single = self.card(X, s.cfg_members[a]) == 1
-        return nested(merge(self.appended(a, s.log_len[a], X, APPEND, s.epoch[a], v, s),
+        return nested(merge(self.appended(s, X, a, [APPEND, s.epoch[a], v]),
                             {("hwm", a): X.ite(single, s.log_len[a] + 1, s.hwm[a]), ("pending_ack", a, v): 1,
                              ("sent", v): 1}))
 

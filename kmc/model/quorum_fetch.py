@@ -10,7 +10,7 @@ from typing import Sequence
 from kmc.model.core import NONE, Backend, Bool, Effect, Int, StateView, action
 from kmc.model.effects import Flat, merge, nested, when
 from kmc.model.quorum_state import (
-    APPEND, DEAD, DIVERGING, FENCED_LEADER_EPOCH, FETCH, FETCH_RESPONSE, FOLLOWER, LEADER, NIL_ERROR, NOT_LEADER,
+    BLANK_ENTRY, ENTRY, REMOVE_VOTER, APPEND, DEAD, DIVERGING, FENCED_LEADER_EPOCH, FETCH, FETCH_RESPONSE, FOLLOWER, LEADER, NIL_ERROR, NOT_LEADER,
     NOT_OK, OBSERVER, OK, SERVER, UNATTACHED, UNKNOWN_LEADER, VOTED, VOTER,
 )
 from kmc.model.quorum_prevote import slots, two
@@ -46,38 +46,43 @@ class QuorumFetch(QuorumVotes):
     def handle_fetch_response(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
         """HandleFetchResponse: a server takes the response to its pending fetch: it appends
         the entry, truncates to the diverging epoch, or learns of a new epoch or leader."""
-        (result, error, leader, epoch, hwm, de, dend, ecmd, eepoch, evalue, cepoch, coffset, clast,
-         cobserver) = self.slot(s, FETCH_RESPONSE, peer, a, k)
+        *_, cepoch, coffset, clast, cobserver = self.slot(s, FETCH_RESPONSE, peer, a, k)
+        result = s.fs[peer][a][k]
         pending = X.and_(s.pf[a] == 1, s.pf_dest[a] == peer, s.pf_epoch[a] == cepoch, s.pf_offset[a] == coffset,
                          s.pf_last_epoch[a] == clast, s.pf_observer[a] == cobserver)
         return X.and_(result != 0, s.state[a] != DEAD, pending)
 
     def fetched_log(self, s: StateView, X: Backend, a: int, keep: Int, append: Bool,
-                    entry: tuple[Int, Int, Int]) -> Flat:
-        """HandleFetchResponse's new_log: the first `keep` entries, then the fetched entry when
-        `append` (keep is then the whole log)."""
-        out: Flat = {("log_len", a): X.ite(append, s.log_len[a] + 1, keep)}
+                    entry: Sequence[Int]) -> list[list[Int]]:
+        """HandleFetchResponse's new_log, per offset its parts in ENTRY's order: the first
+        `keep` entries, then the fetched entry when `append` (keep is then the whole log)."""
+        out = []
         for o in self.O:
             here = X.and_(append, s.log_len[a] == o)
-            for name, value in zip(("log_cmd", "log_epoch", "log_value"), entry):
-                old = getattr(s, name)[a][o]
-                out[(name, a, o)] = X.ite(here, value, X.ite(o < keep, old, 0))
+            out.append([X.ite(here, new, X.ite(o < keep, old, blank))
+                        for new, old, blank in zip(entry, self.entry(s, a, o), BLANK_ENTRY)])
         return out
 
     @handle_fetch_response.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
-        (result, error, leader, epoch, hwm, de, dend, ecmd, eepoch, evalue, *_) = self.slot(s, FETCH_RESPONSE,
-                                                                                           peer, a, k)
+        (result, error, leader, epoch, hwm, de, dend, *fetched) = self.slot(s, FETCH_RESPONSE, peer, a, k)
+        entry = fetched[:len(ENTRY)]
         new_state, handled = self.common_response(s, X, a, leader, epoch, error)
-        append = X.and_(result == OK, ecmd != 0)
+        append = X.and_(result == OK, entry[0] != 0)
         keep = X.ite(result == DIVERGING, self.highest_common_offset(s, X, a, dend - 1, de), s.log_len[a])
-        new_log = self.fetched_log(s, X, a, keep, append, (ecmd, eepoch, evalue))
-        # MaybeSwitchConfigurations with the InitClusterCommand the only configuration entry
-        committed = X.ite(hwm >= 1, 1, 0)
-        switch_cfg: Flat = {("cfg_id", a): 1, ("cfg_committed", a): committed}
+        new_len = X.ite(append, s.log_len[a] + 1, keep)
+        new_log = self.fetched_log(s, X, a, keep, append, entry)
+        written: Flat = {("log_len", a): new_len}
+        for o in self.O:
+            for part, value in zip(ENTRY, new_log[o]):
+                written[("log_" + part, a, o)] = value
+        # MaybeSwitchConfigurations: the new log's most recent configuration, committed when
+        # the response's HWM covers it
+        offset, cfg_id, mask = self.most_recent_config(X, new_len, new_log)
+        members = [self.member(X, mask, t) for t in self.S]
+        switch_cfg: Flat = {("cfg_id", a): cfg_id, ("cfg_committed", a): X.ite(hwm >= offset, 1, 0)}
         for t in self.S:
-            switch_cfg[("cfg_members", a, t)] = 1 if t < self.settings["init_cluster_size"] else 0
-        members = [t < self.settings["init_cluster_size"] for t in self.S]
+            switch_cfg[("cfg_members", a, t)] = X.ite(members[t], 1, 0)
         voter = self.is_voter(s, X, a) if self.kip996 else s.role[a] == VOTER
         observer = X.not_(voter) if self.kip996 else s.role[a] == OBSERVER
         role_flip_out = X.and_(voter, X.not_(members[a]))
@@ -89,7 +94,7 @@ class QuorumFetch(QuorumVotes):
                          ("state", a): X.ite(flip, FOLLOWER, new_state[0])},
             {("votes_recv", a, t): X.ite(flip, 0, new_state[3][t]) for t in self.S},
             {("feo", a, t): X.ite(members[t], X.ite(s.feo[a][t] != NONE, s.feo[a][t], 0), NONE) for t in self.S},
-            new_log, {("hwm", a): X.ite(result == OK, hwm, s.hwm[a])})
+            written, {("hwm", a): X.ite(result == OK, hwm, s.hwm[a])})
         apply = self.apply_state(a, new_state)
         # kip853 applies the fetched data only as a follower; kip996 whenever not handled
         apply_only = handled if self.kip996 else X.or_(handled, s.state[a] != FOLLOWER)
@@ -129,7 +134,7 @@ class QuorumFetch(QuorumVotes):
     @reject_fetch_request.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
         _, epoch, *_ = self.fetch_request(s, a, peer, k)
-        fields = [NOT_OK, self.fetch_error(s, X, a, epoch), s.leader[a], s.epoch[a], s.hwm[a], 0, 0, 0, 0, 0]
+        fields = [NOT_OK, self.fetch_error(s, X, a, epoch), s.leader[a], s.epoch[a], s.hwm[a], 0, 0, *BLANK_ENTRY]
         return nested(self.reply_fetch(s, X, a, peer, k, fields))
 
     def equal_epoch_leader(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Bool:
@@ -148,15 +153,15 @@ class QuorumFetch(QuorumVotes):
     def _(self, s: StateView, X: Backend, a: int, peer: int, k: int) -> Effect:
         _, _, offset, last, _ = self.fetch_request(s, a, peer, k)
         end, at = self.end_offset_for_epoch(s, X, a, last)
-        fields = [DIVERGING, NIL_ERROR, s.leader[a], s.epoch[a], s.hwm[a], at, end + 1, 0, 0, 0]
+        fields = [DIVERGING, NIL_ERROR, s.leader[a], s.epoch[a], s.hwm[a], at, end + 1, *BLANK_ENTRY]
         return nested(self.reply_fetch(s, X, a, peer, k, fields))
 
     def entry_at(self, s: StateView, X: Backend, a: int, offset: Int) -> list[Int]:
-        """entries: <<log[a][offset]>> (command, epoch, value), or no entry past the end."""
-        out: list[Int] = [0, 0, 0]
+        """entries: <<log[a][offset]>> (its parts in ENTRY's order), or no entry past the end."""
+        out: list[Int] = list(BLANK_ENTRY)
         for o in self.O:
             here = X.and_(offset == o + 1, self.has(s, a, o))
-            out = [X.ite(here, x, y) for x, y in zip((s.log_cmd[a][o], s.log_epoch[a][o], s.log_value[a][o]), out)]
+            out = [X.ite(here, x, y) for x, y in zip(self.entry(s, a, o), out)]
         return out
 
     def new_high_watermark(self, s: StateView, X: Backend, a: int, end: Sequence[Int]) -> Int:
@@ -205,19 +210,30 @@ class QuorumFetch(QuorumVotes):
         end = [X.ite(s.feo[a][t] != NONE, offset - 1, NONE) if t == peer else s.feo[a][t] for t in self.S]
         new_hwm = self.new_high_watermark(s, X, a, end)
         up = new_hwm > s.hwm[a]
-        out: Flat = {("hwm", a): X.ite(up, new_hwm, s.hwm[a]), ("cfg_committed", a): X.ite(up, X.ite(new_hwm >= 1, 1, 0),
-                                                                       s.cfg_committed[a])}
-        # the new configuration (when the HWM moves) is the InitClusterCommand's: its members
+        # IsRemovedFromCluster: the new HWM commits a RemoveVoterCommand that leaves the leader out
+        leaves = X.and_(up, X.any([X.and_(self.has(s, a, o), s.hwm[a] < o + 1, o + 1 <= new_hwm,
+                                          s.log_cmd[a][o] == REMOVE_VOTER,
+                                          X.not_(self.member(X, s.log_members[a][o], a))) for o in self.O]))
+        # the new configuration (when the HWM moves): the log's most recent one
+        cfg_offset, cfg_id, mask = self.most_recent_config(X, s.log_len[a], [self.entry(s, a, o) for o in self.O])
+        members = [self.member(X, mask, t) for t in self.S]
+        out: Flat = {("cfg_id", a): X.ite(up, cfg_id, s.cfg_id[a]),
+                     ("cfg_committed", a): X.ite(up, X.ite(new_hwm >= cfg_offset, 1, 0), s.cfg_committed[a]),
+                     ("hwm", a): X.ite(leaves, 0, X.ite(up, new_hwm, s.hwm[a])),
+                     ("role", a): X.ite(leaves, OBSERVER, s.role[a])}
         for t in self.S:
-            member = t < self.settings["init_cluster_size"]
-            out[("feo", a, t)] = X.ite(up, X.ite(end[t] != NONE, end[t], 0) if member else NONE, end[t])
+            out[("cfg_members", a, t)] = X.ite(up, X.ite(members[t], 1, 0), s.cfg_members[a][t])
+            kept = X.ite(members[t], X.ite(end[t] != NONE, end[t], 0), NONE)
+            out[("feo", a, t)] = X.ite(leaves, NONE, X.ite(up, kept, end[t]))
+        # the leader leaves: it resigns as an unattached observer
+        out.update(when(s, X, leaves, self.apply_state(a, self.to_unattached(s, X, a, s.epoch[a], OBSERVER))))
         for v in self.V:
             committed = X.any([X.and_(s.hwm[a] < o + 1, o + 1 <= new_hwm, s.log_cmd[a][o] == APPEND,
                                       s.log_value[a][o] == v) for o in self.O])
             ack = X.and_(up, s.pending_ack[a][v] == 1, committed)
             out[("pos_acked", v)] = X.ite(ack, 1, s.pos_acked[v])
             out[("pending_ack", a, v)] = X.ite(ack, 0, s.pending_ack[a][v])
-        fields = [OK, NIL_ERROR, s.leader[a], s.epoch[a], X.min_(new_hwm, offset), 0, 0,
+        fields = [OK, NIL_ERROR, X.ite(leaves, NONE, s.leader[a]), s.epoch[a], X.min_(new_hwm, offset), 0, 0,
                   *self.entry_at(s, X, a, offset)]
         return nested(merge(out, self.reply_fetch(s, X, a, peer, k, fields)))
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from kmc.model.core import NONE, Backend, Bool, Int, StateView
 from kmc.model.effects import Flat
-from kmc.model.quorum_state import KINDS, Kind, QuorumState
+from kmc.model.quorum_state import KINDS, Kind, QuorumState, holds_server
 
 
 class QuorumMessages(QuorumState):
@@ -33,7 +33,7 @@ class QuorumMessages(QuorumState):
         return [getattr(s, name)[src][dst][k] for name in kind.fields]
 
     def empty(self, kind: Kind) -> list[int]:
-        return [NONE if name.endswith("_leader") else 0 for name in kind.fields]
+        return [NONE if holds_server(name) else 0 for name in kind.fields]
 
     def greater(self, X: Backend, a: Sequence[Int], b: Sequence[Int]) -> Bool:
         """a > b, lexicographically over the slot fields."""
