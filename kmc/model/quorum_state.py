@@ -162,11 +162,12 @@ class QuorumState(Model):
         fetches = E + 1 + s["max_restarts"]  # a restart forgets the pending fetch: one more may be sent
         # requests of several epochs may be in flight at once (a stale BeginQuorumEpoch stays)
         votes = self.max_epoch + s["max_restarts"] + s["max_disruptive_election_triggers"] + (1 if self.kip996 else 0)
-        # AcceptAddVoterRequest sends a BeginQuorumEpoch; a new server's first fetch gets an
-        # answer it never takes
-        spawns = n - s["init_cluster_size"]
+        # AcceptAddVoterRequest sends a BeginQuorumEpoch; a new or removed server is an
+        # observer, whose fetch may time out at any time: its requests and their stale answers
+        # pile up (run q853-o holds up to 5 requests and 7 answers on one pair)
+        observers = n - s["init_cluster_size"] + s["max_remove_reconfigs"]
         self.capacity = {"rvq": votes, "rvs": votes, "bqe": self.max_epoch + 1 + s["max_add_reconfigs"],
-                         "fq": fetches + spawns, "fs": fetches + spawns}
+                         "fq": fetches + 4 * observers, "fs": fetches + 6 * observers}
         ids = 1 + reconfigs  # configuration ids: the InitClusterCommand's 1, one more per reconfiguration
         per_s, per_ss = (0,), (0, 1)
         last = n - 1
