@@ -315,7 +315,7 @@ class QuorumState(Model):
         return value
 
     def started(self, s: StateView, a: int) -> Bool:
-        """a \in StartedServers (servers start in order: 1..started)."""
+        """a \\in StartedServers (servers start in order: 1..started)."""
         return s.started > a
 
     def has(self, s: StateView, a: int, o: int) -> Bool:
@@ -374,7 +374,7 @@ class QuorumState(Model):
     # -- configurations ----------------------------------------------------------------------
 
     def member(self, X: Backend, mask: Int, t: int) -> Bool:
-        """t \in members, for members held as a bit mask."""
+        """t \\in members, for members held as a bit mask."""
         return X.or_(*[mask == m for m in range(2 ** len(self.S)) if m >> t & 1])
 
     def mask(self, X: Backend, inside: Sequence[Bool]) -> Int:
