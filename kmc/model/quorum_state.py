@@ -95,10 +95,10 @@ class QuorumState(Model):
     modes = MODES
     options = (
         Option("mode", "kip853", "protocol variant", choices=tuple(MODES)),
-        Option("hosts", 2, "|Hosts|", min=1, max=3),
-        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=3),
-        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=3),
-        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=3),
+        Option("hosts", 2, "|Hosts|", min=1, max=4),
+        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=4),
+        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=4),
+        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=4),
         Option("max_epoch", 2, "MaxEpoch", min=1, max=4),
         Option("values", 1, "|Value|: the values clients may write", min=1, max=2),
         Option("max_values_per_epoch", 1, "MaxValuesPerEpoch", min=0, max=2),
@@ -107,7 +107,7 @@ class QuorumState(Model):
         Option("max_add_reconfigs", 0, "MaxAddReconfigs (kip853; kip996 only 0)", min=0, max=2),
         Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs (kip853; kip996 only 0)", min=0, max=2),
         Option("max_spawned_servers", 2, "MaxSpawnedServers: servers ever started, at least --init-cluster-size "
-               "(kip996: equal to it)", min=1, max=3),
+               "(kip996: equal to it)", min=1, max=4),
         Option("max_connectivity_changes", 0, "MaxConnectivityChanges", min=0, max=2),
         Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
         Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
