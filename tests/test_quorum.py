@@ -93,6 +93,7 @@ def test_perturbations_match_tlc(name: str, settings: dict[str, int], states: in
 # above (add_reconfig_ctr and remove_reconfig_ctr are limits the actions read)
 RECONFIG = [  # (run, settings, TLC's distinct states, generated, depth)
     ("q853-j", dict(min_cluster_size=1, max_remove_reconfigs=1), 61178, 213652, 44),
+    ("q853-q", dict(min_cluster_size=1, max_remove_reconfigs=1, max_epoch=1, max_values_per_epoch=0), 478, 1591, 23),
 ]
 SPAWN = dict(hosts=1, init_cluster_size=1, min_cluster_size=1, max_cluster_size=2, max_spawned_servers=2,
              max_add_reconfigs=1, max_epoch=1, max_values_per_epoch=0)
@@ -115,6 +116,16 @@ def test_a_spawned_server_added_matches_tlc_states() -> None:
     exactly 2,982 of its steps taken twice), so kmc generates 201,645 - 2,982."""
     result = run(**SPAWN)
     assert (result.distinct_states, result.generated_states, result.depth) == (69746, 201645 - 2982, 43)
+    assert violated(result) == {}
+
+
+def test_a_spawned_observer_matches_tlc() -> None:
+    """q853-r: a one-server cluster and a second server started, never added: TLC 2,407
+    distinct states, 7,593 generated, depth 30; both sides of ValidFetchPosition hold in 126 of
+    kmc's steps (as in q853-o), so kmc generates 7,593 - 126."""
+    result = run(hosts=1, init_cluster_size=1, min_cluster_size=1, max_cluster_size=1, max_spawned_servers=2,
+                 max_epoch=1, max_values_per_epoch=0)
+    assert (result.distinct_states, result.generated_states, result.depth) == (2407, 7593 - 126, 30)
     assert violated(result) == {}
 
 
