@@ -16,7 +16,8 @@ def rename(inv: Invariant, name: str, spec_name: str) -> Invariant:
     return replace(inv, name=name, doc=f"{spec_name}: " + inv.doc.split(": ", 1)[-1])
 
 
-# every server of the model has started (StartNewServer is not modelled yet): StartedServers = S
+# A server that has not started holds blank values no property quantified over StartedServers
+# tells apart from a started one's (no leader, epoch 0, role Nil, empty log, HWM 0).
 
 
 def holds_value(m: Quorum, s: StateView, X: Backend, a: int, v: int) -> Bool:
@@ -36,9 +37,8 @@ def no_log_divergence(m: Quorum, s: StateView, X: Backend) -> Bool:
     watermarks"""
     def agree(a: int, b: int) -> Bool:
         low = X.min_(s.hwm[a], s.hwm[b])
-        return X.forall(m.O, lambda o: X.implies(o + 1 <= low, X.and_(
-            s.log_cmd[a][o] == s.log_cmd[b][o], s.log_epoch[a][o] == s.log_epoch[b][o],
-            s.log_value[a][o] == s.log_value[b][o])))
+        return X.forall(m.O, lambda o: X.implies(o + 1 <= low, X.all([
+            x == y for x, y in zip(m.entry(s, a, o), m.entry(s, b, o))])))
     return X.all([agree(a, b) for a in m.S for b in m.S if a < b])
 
 

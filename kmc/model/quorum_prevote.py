@@ -15,8 +15,9 @@ from kmc.model.core import NONE, Backend, Bool, Domain, Effect, Int, StateView, 
 from kmc.model.effects import Flat, merge, nested, when
 from kmc.model.quorum_state import (
     BEGIN_QUORUM, CANDIDATE, DEAD, FENCED_LEADER_EPOCH, FOLLOWER, INVALID_REQUEST, LEADER, NIL_ERROR, PROSPECTIVE, REQUEST_VOTE,
-    RESIGNED, SERVER, UNATTACHED, VOTE_RESPONSE, Kind, QuorumState, Transition,
+    RESIGNED, SERVER, UNATTACHED, VOTE_RESPONSE, Kind, Transition,
 )
+from kmc.model.quorum_transitions import QuorumTransitions
 
 
 def slots(kind: Kind) -> Domain:
@@ -32,7 +33,7 @@ def two(a: int, b: int, *rest: int) -> bool:
 CONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask:b}}}")
 
 
-class QuorumPreVote(QuorumState):
+class QuorumPreVote(QuorumTransitions):
     """kip996's own actions."""
 
     # -- helpers -----------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The `quorum` model's state and the specification's operators (kraft_kip_853_functions).
+"""The `quorum` model's options, state layout, initial state, and its operators on sets and logs.
 
 The state is what the specification's VIEW keeps (server variables, votes, follower end
 offsets, logs, high watermarks, the invariant variables, the messages in flight and the
@@ -8,10 +8,8 @@ TLC's figures with them kept). Servers are 0-based (the specification's 1..n); a
 servers is 0/1 flags; a log is per-offset command, epoch and value; a function whose domain
 can shrink (flwr_end_offset) holds -1 outside its domain.
 
-Messages are a set, as in the specification: for each kind and each (source, destination)
-pair, `capacity` slots holding the messages in a canonical order (greatest first by their
-fields, empty slots last), so that two equal sets are one state. docs/quorum.md maps every
-field to the specification's variable.
+Messages are per kind and (source, destination) pair a few slots (quorum_messages.py keeps
+them a set). docs/quorum.md maps every field to the specification's variable.
 """
 
 from __future__ import annotations
@@ -42,8 +40,14 @@ ERROR = ("Nil", "FencedLeaderEpoch", "NotLeader", "UnknownLeader", "InvalidReque
 NOT_OK, DIVERGING, OK = 1, 2, 3
 RESULT = ("-", "NotOk", "Diverging", "Ok")
 # log entry commands (0: no entry)
-LEADER_CHANGE, APPEND, INIT_CLUSTER = 1, 2, 3
-COMMAND = ("-", "LeaderChangeRecord", "AppendCommand", "InitClusterCommand")
+LEADER_CHANGE, APPEND, INIT_CLUSTER, ADD_VOTER, REMOVE_VOTER = 1, 2, 3, 4, 5
+COMMAND = ("-", "LeaderChangeRecord", "AppendCommand", "InitClusterCommand", "AddVoterCommand", "RemoveVoterCommand")
+CONFIG_COMMANDS = (INIT_CLUSTER, ADD_VOTER, REMOVE_VOTER)
+# a log entry's parts: command, epoch, the AppendCommand's value, and a configuration
+# command's value (id, members as a bit mask, the server added or removed); an entry of
+# another kind holds the blank value
+ENTRY = ("cmd", "epoch", "value", "cfg_id", "members", "server")
+BLANK_ENTRY = (0, 0, 0, 0, 0, NONE)
 
 
 def server_name(s: int) -> str:
@@ -53,6 +57,7 @@ def server_name(s: int) -> str:
 
 SERVER = Domain(lambda m: m.S, server_name)
 VALUE = Domain(lambda m: m.V, lambda v: f"v{v + 1}")
+HOST = Domain(lambda m: range(m.settings["hosts"]), lambda h: f"h{h + 1}")
 
 
 @dataclass(frozen=True)
@@ -69,9 +74,15 @@ VOTE_RESPONSE = Kind("rvs", ("rvs", "rvs_epoch", "rvs_leader", "rvs_granted", "r
 BEGIN_QUORUM = Kind("bqe", ("bqe", "bqe_epoch", "bqe_resend"))
 FETCH = Kind("fq", ("fq", "fq_epoch", "fq_offset", "fq_last_epoch", "fq_observer"))
 FETCH_RESPONSE = Kind("fs", ("fs", "fs_error", "fs_leader", "fs_epoch", "fs_hwm", "fs_div_epoch", "fs_div_end",
-                             "fs_entry_cmd", "fs_entry_epoch", "fs_entry_value", "fs_corr_epoch", "fs_corr_offset",
+                             "fs_entry_cmd", "fs_entry_epoch", "fs_entry_value", "fs_entry_cfg_id",
+                             "fs_entry_members", "fs_entry_server", "fs_corr_epoch", "fs_corr_offset",
                              "fs_corr_last_epoch", "fs_corr_observer"))
 KINDS = (REQUEST_VOTE, VOTE_RESPONSE, BEGIN_QUORUM, FETCH, FETCH_RESPONSE)
+
+
+def holds_server(name: str) -> bool:
+    """A message field whose value is a server (Nil, -1, in an empty slot)."""
+    return name.endswith(("_leader", "_server"))
 
 # a transition record: (state, epoch, leader, votes_recv flags, voted_for)
 Transition = tuple[Int, Int, Int, list[Int], Int]
@@ -84,20 +95,19 @@ class QuorumState(Model):
     modes = MODES
     options = (
         Option("mode", "kip853", "protocol variant", choices=tuple(MODES)),
-        Option("hosts", 2, "|Hosts|", min=1, max=3),
-        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=3),
-        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=3),
-        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=3),
+        Option("hosts", 2, "|Hosts|", min=1, max=4),
+        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=4),
+        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=4),
+        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=4),
         Option("max_epoch", 2, "MaxEpoch", min=1, max=4),
         Option("values", 1, "|Value|: the values clients may write", min=1, max=2),
         Option("max_values_per_epoch", 1, "MaxValuesPerEpoch", min=0, max=2),
         Option("max_restarts", 0, "MaxRestarts: restarts keeping state", min=0, max=2),
         Option("max_crashes", 0, "MaxCrashes (kip996: MaxPermCrashes): crashes losing state", min=0, max=1),
-        Option("max_add_reconfigs", 0, "MaxAddReconfigs (only 0: AddVoter is not modelled yet)", min=0, max=0),
-        Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs (only 0: RemoveVoter is not modelled yet)",
-               min=0, max=0),
-        Option("max_spawned_servers", 2, "MaxSpawnedServers (only InitClusterSize: StartNewServer is not "
-               "modelled yet)", min=1, max=3),
+        Option("max_add_reconfigs", 0, "MaxAddReconfigs (kip853; kip996 only 0)", min=0, max=2),
+        Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs (kip853; kip996 only 0)", min=0, max=2),
+        Option("max_spawned_servers", 2, "MaxSpawnedServers: servers ever started, at least --init-cluster-size "
+               "(kip996: equal to it)", min=1, max=4),
         Option("max_connectivity_changes", 0, "MaxConnectivityChanges", min=0, max=2),
         Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
         Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
@@ -116,9 +126,17 @@ class QuorumState(Model):
         if s[only[0]] != 0:
             raise BadInput(f"--{only[0].replace('_', '-')} is a constant of mode {only[1]} only (got {s[only[0]]} "
                            f"with --mode {s['mode']})")
-        if s["max_spawned_servers"] != s["init_cluster_size"]:
-            raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must equal --init-cluster-size "
-                           f"({s['init_cluster_size']}): StartNewServer is not modelled yet")
+        if s["max_spawned_servers"] < s["init_cluster_size"]:
+            raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must be at least "
+                           f"--init-cluster-size ({s['init_cluster_size']})")
+        if s["mode"] == "kip996":
+            if s["max_spawned_servers"] != s["init_cluster_size"]:
+                raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must equal --init-cluster-size "
+                               f"({s['init_cluster_size']}) with --mode kip996: its StartNewServer is not modelled yet")
+            for name in ("max_add_reconfigs", "max_remove_reconfigs"):
+                if s[name]:
+                    raise BadInput(f"--{name.replace('_', '-')} must be 0 with --mode kip996 (got {s[name]}): its "
+                                   "reconfigurations are not modelled yet")
 
     # -- layout ------------------------------------------------------------------------
 
@@ -132,8 +150,10 @@ class QuorumState(Model):
         # kip996: a resigned leader of MaxEpoch times out to Unattached in the epoch above
         E = self.max_epoch + 1 if self.kip996 else self.max_epoch
         self.values_per_epoch: int = s["max_values_per_epoch"]
-        # a log: the InitClusterCommand, a LeaderChangeRecord per epoch after the first, the values
-        self.log_capacity = self.max_epoch + min(len(self.V), self.max_epoch * self.values_per_epoch)
+        reconfigs = s["max_add_reconfigs"] + s["max_remove_reconfigs"]
+        # a log: the InitClusterCommand, a LeaderChangeRecord per epoch after the first, the
+        # values, the reconfiguration commands
+        self.log_capacity = self.max_epoch + min(len(self.V), self.max_epoch * self.values_per_epoch) + reconfigs
         L = self.log_capacity
         self.O = range(L)
         self.pairs = [(a, b) for a in self.S for b in self.S if a < b]
@@ -142,7 +162,13 @@ class QuorumState(Model):
         fetches = E + 1 + s["max_restarts"]  # a restart forgets the pending fetch: one more may be sent
         # requests of several epochs may be in flight at once (a stale BeginQuorumEpoch stays)
         votes = self.max_epoch + s["max_restarts"] + s["max_disruptive_election_triggers"] + (1 if self.kip996 else 0)
-        self.capacity = {"rvq": votes, "rvs": votes, "bqe": self.max_epoch + 1, "fq": fetches, "fs": fetches}
+        # AcceptAddVoterRequest sends a BeginQuorumEpoch; a new or removed server is an
+        # observer, whose fetch may time out at any time: its requests and their stale answers
+        # pile up (run q853-o holds up to 5 requests and 7 answers on one pair)
+        observers = n - s["init_cluster_size"] + s["max_remove_reconfigs"]
+        self.capacity = {"rvq": votes, "rvs": votes, "bqe": self.max_epoch + 1 + s["max_add_reconfigs"],
+                         "fq": fetches + 4 * observers, "fs": fetches + 6 * observers}
+        ids = 1 + reconfigs  # configuration ids: the InitClusterCommand's 1, one more per reconfiguration
         per_s, per_ss = (0,), (0, 1)
         last = n - 1
         v = len(self.V)
@@ -153,7 +179,8 @@ class QuorumState(Model):
 
         fields = [
             # serverVars
-            f("cfg_id", 0, 1, (n,), "config[s].id", per_s),
+            f("host", 0, s["hosts"] - 1, (n,), "server_ids[s].host", per_s),
+            f("cfg_id", 0, ids, (n,), "config[s].id", per_s),
             f("cfg_members", 0, 1, (n, n), "config[s].members", per_ss),
             f("cfg_committed", 0, 1, (n,), "config[s].committed", per_s),
             f("epoch", 0, E, (n,), "current_epoch[s]", per_s),
@@ -177,9 +204,14 @@ class QuorumState(Model):
             f("feo", NONE, L, (n, n), "flwr_end_offset[s][t] (-1: t not in its domain)", per_ss),
             # logVars
             f("log_len", 0, L, (n,), "Len(log[s])", per_s),
-            f("log_cmd", 0, INIT_CLUSTER, (n, L), "log[s][o].command (0: none)", per_s),
+            f("log_cmd", 0, REMOVE_VOTER, (n, L), "log[s][o].command (0: none)", per_s),
             f("log_epoch", 0, E, (n, L), "log[s][o].epoch", per_s),
             f("log_value", 0, v - 1, (n, L), "log[s][o].value: the value of an AppendCommand, else 0", per_s),
+            f("log_cfg_id", 0, ids, (n, L), "log[s][o].value.id of a configuration command, else 0", per_s),
+            f("log_members", 0, 2 ** n - 1, (n, L), "log[s][o].value.members of a configuration command (bit t: "
+              "server t), else 0", per_s),
+            f("log_server", NONE, last, (n, L), "log[s][o].value.new or .old of an Add/RemoveVoterCommand, else -1",
+              per_s, True),
             f("hwm", 0, L, (n,), "hwm[s]", per_s),
             # invVars
             f("sent", 0, 1, (v,), "inv_sent"),
@@ -200,15 +232,16 @@ class QuorumState(Model):
             "bqe": (0, 1), "bqe_epoch": (0, E), "bqe_resend": (0, 1),
             "fq": (0, 1), "fq_epoch": (0, E), "fq_offset": (0, L + 1), "fq_last_epoch": (0, E), "fq_observer": (0, 1),
             "fs": (0, OK), "fs_error": (0, UNKNOWN_LEADER), "fs_leader": (NONE, last), "fs_epoch": (0, E),
-            "fs_hwm": (0, L + 1), "fs_div_epoch": (0, E), "fs_div_end": (0, L + 1), "fs_entry_cmd": (0, INIT_CLUSTER),
-            "fs_entry_epoch": (0, E), "fs_entry_value": (0, v - 1), "fs_corr_epoch": (0, E),
+            "fs_hwm": (0, L + 1), "fs_div_epoch": (0, E), "fs_div_end": (0, L + 1), "fs_entry_cmd": (0, REMOVE_VOTER),
+            "fs_entry_epoch": (0, E), "fs_entry_value": (0, v - 1), "fs_entry_cfg_id": (0, ids),
+            "fs_entry_members": (0, 2 ** n - 1), "fs_entry_server": (NONE, last), "fs_corr_epoch": (0, E),
             "fs_corr_offset": (0, L + 1), "fs_corr_last_epoch": (0, E), "fs_corr_observer": (0, 1),
         }
         for kind in KINDS:
             k = self.capacity[kind.name]
             for name in kind.fields:
                 lo, hi = ranges[name]
-                holds = name.endswith("_leader")
+                holds = holds_server(name)
                 fields.append(f(name, lo, hi, (n, n, k), f"{kind.name} messages source -> dest, slot", per_ss, holds))
         fields += [
             # the limit counters the actions read (not in the VIEW)
@@ -216,40 +249,51 @@ class QuorumState(Model):
             f("crashes", 0, s["max_crashes"], (), "aux_ctrs.crash_ctr"),
             f("connectivity_changes", 0, s["max_connectivity_changes"], (), "net_connectivity_ctr"),
             f("disruptions", 0, s["max_disruptive_election_triggers"], (), "aux_ctrs.disruptive_ctr (kip996)"),
+            f("add_reconfigs", 0, s["max_add_reconfigs"], (), "aux_ctrs.add_reconfig_ctr"),
+            f("remove_reconfigs", 0, s["max_remove_reconfigs"], (), "aux_ctrs.remove_reconfig_ctr"),
+            f("started", s["init_cluster_size"], n, (), "Cardinality(StartedServers): servers 1..started have started"),
         ]
         self.schema = Schema(fields)
 
     def initial_states(self) -> list[State]:
-        """Init: server 1 leads epoch 1; every log holds the InitClusterCommand, committed."""
+        """Init: servers 1..InitClusterSize start, server 1 leads epoch 1, every log holds the
+        InitClusterCommand, committed; the servers StartNewServer may start later hold blank
+        values (no action reads them before it starts them)."""
         n, L, v = len(self.S), self.log_capacity, len(self.V)
         E = self.schema.by_name["epoch"].hi
         init = self.settings["init_cluster_size"]
+        up = [a < init for a in self.S]
 
-        def sq(value: int) -> list[list[int]]:
-            return [[value] * n for _ in self.S]
+        def per(started: int, blank: int) -> list[int]:
+            return [started if up[a] else blank for a in self.S]
 
         def slots(kind: Kind, value: int) -> list[list[list[int]]]:
             return [[[value] * self.capacity[kind.name] for _ in self.S] for _ in self.S]
 
-        first = [INIT_CLUSTER] + [0] * (L - 1)
-        first_epoch = [1] + [0] * (L - 1)
+        def log(first: int, rest: int = 0) -> list[list[int]]:
+            return [[first if up[a] else rest] + [rest] * (L - 1) for a in self.S]
+
+        members = sum(1 << t for t in range(init))
         values: dict[str, Any] = dict(
-            cfg_id=[1] * n, cfg_members=[[1 if t < init else 0 for t in self.S] for _ in self.S],
-            cfg_committed=[1] * n, epoch=[1] * n, role=[VOTER] * n,
-            state=[LEADER if s == 0 else FOLLOWER for s in self.S], voted_for=[NONE] * n, leader=[0] * n,
-            pf=[0] * n, pf_dest=[NONE] * n, pf_epoch=[0] * n, pf_offset=[0] * n, pf_last_epoch=[0] * n,
-            pf_observer=[0] * n, lfr=[0] * n, lfr_peer=[NONE] * n, lfr_error=[0] * n,
-            fetch_success=[1 if self.kip996 else 0] * n,
-            pending_ack=[[0] * v for _ in self.S], votes_recv=sq(0), feo=sq(1),
-            log_len=[1] * n, log_cmd=[list(first) for _ in self.S], log_epoch=[list(first_epoch) for _ in self.S],
-            log_value=[[0] * L for _ in self.S], hwm=[1] * n,
+            host=[a if up[a] else 0 for a in self.S],
+            cfg_id=per(1, 0), cfg_members=[[1 if up[a] and up[t] else 0 for t in self.S] for a in self.S],
+            cfg_committed=per(1, 0), epoch=per(1, 0), role=per(VOTER, NIL_ROLE),
+            state=[LEADER if a == 0 else FOLLOWER if up[a] else UNATTACHED for a in self.S], voted_for=[NONE] * n,
+            leader=per(0, NONE), pf=[0] * n, pf_dest=[NONE] * n, pf_epoch=[0] * n, pf_offset=[0] * n,
+            pf_last_epoch=[0] * n, pf_observer=[0] * n, lfr=[0] * n, lfr_peer=[NONE] * n, lfr_error=[0] * n,
+            fetch_success=per(1 if self.kip996 else 0, 0),
+            pending_ack=[[0] * v for _ in self.S], votes_recv=[[0] * n for _ in self.S],
+            feo=[[1 if up[a] and up[t] else NONE for t in self.S] for a in self.S],
+            log_len=per(1, 0), log_cmd=log(INIT_CLUSTER), log_epoch=log(1), log_value=log(0),
+            log_cfg_id=log(1), log_members=log(members), log_server=log(NONE, NONE), hwm=per(1, 0),
             sent=[0] * v, pos_acked=[0] * v, neg_acked=[0] * v, connected=[1] * len(self.pairs),
             bqe_done=[[[0] * (E + 1) for _ in self.S] for _ in self.S],
-            restarts=0, crashes=0, connectivity_changes=0, disruptions=0,
+            restarts=0, crashes=0, connectivity_changes=0, disruptions=0, add_reconfigs=0, remove_reconfigs=0,
+            started=init,
         )
         for kind in KINDS:
             for name in kind.fields:
-                values[name] = slots(kind, NONE if name.endswith("_leader") else 0)
+                values[name] = slots(kind, NONE if holds_server(name) else 0)
         return [self.schema.state(**values)]
 
     # -- sets, logs ------------------------------------------------------------------------
@@ -269,6 +313,10 @@ class QuorumState(Model):
         for o in self.O:
             value = X.ite(s.log_len[a] == o + 1, s.log_epoch[a][o], value)
         return value
+
+    def started(self, s: StateView, a: int) -> Bool:
+        """a \\in StartedServers (servers start in order: 1..started)."""
+        return s.started > a
 
     def has(self, s: StateView, a: int, o: int) -> Bool:
         """offset o + 1 \\in DOMAIN log[a]."""
@@ -299,14 +347,19 @@ class QuorumState(Model):
             offset = X.ite(X.and_(self.has(s, a, o), below), o + 1, offset)
         return offset
 
-    def appended(self, a: int, length: Int, X: Backend, cmd: Int, epoch: Int, value: Int, s: StateView) -> Flat:
-        """Append(log[a], entry): the entry at offset length + 1."""
-        out: Flat = {("log_len", a): length + 1}
+    def entry(self, s: StateView, a: int, o: int) -> list[Int]:
+        """log[a][o + 1], its parts in ENTRY's order."""
+        return [getattr(s, "log_" + part)[a][o] for part in ENTRY]
+
+    def appended(self, s: StateView, X: Backend, a: int, entry: Sequence[Int]) -> Flat:
+        """Append(log[a], entry) (entry's parts in ENTRY's order; a short one is padded
+        with the blank value)."""
+        full = list(entry) + list(BLANK_ENTRY[len(entry):])
+        out: Flat = {("log_len", a): s.log_len[a] + 1}
         for o in self.O:
-            here = length == o
-            out[("log_cmd", a, o)] = X.ite(here, cmd, s.log_cmd[a][o])
-            out[("log_epoch", a, o)] = X.ite(here, epoch, s.log_epoch[a][o])
-            out[("log_value", a, o)] = X.ite(here, value, s.log_value[a][o])
+            here = s.log_len[a] == o
+            for part, new, old in zip(ENTRY, full, self.entry(s, a, o)):
+                out[("log_" + part, a, o)] = X.ite(here, new, old)
         return out
 
     def truncated(self, s: StateView, X: Backend, a: int, length: Int) -> Flat:
@@ -314,213 +367,33 @@ class QuorumState(Model):
         out: Flat = {("log_len", a): length}
         for o in self.O:
             keep = o < length
-            out[("log_cmd", a, o)] = X.ite(keep, s.log_cmd[a][o], 0)
-            out[("log_epoch", a, o)] = X.ite(keep, s.log_epoch[a][o], 0)
-            out[("log_value", a, o)] = X.ite(keep, s.log_value[a][o], 0)
+            for part, blank, old in zip(ENTRY, BLANK_ENTRY, self.entry(s, a, o)):
+                out[("log_" + part, a, o)] = X.ite(keep, old, blank)
         return out
 
-    # -- server state transitions (Transition* of the functions module) ------------------
+    # -- configurations ----------------------------------------------------------------------
 
-    def current(self, s: StateView, a: int) -> Transition:
-        """NoTransition(a)."""
-        return (s.state[a], s.epoch[a], s.leader[a], list(s.votes_recv[a]), s.voted_for[a])
+    def member(self, X: Backend, mask: Int, t: int) -> Bool:
+        """t \\in members, for members held as a bit mask."""
+        return X.or_(*[mask == m for m in range(2 ** len(self.S)) if m >> t & 1])
 
-    def illegal(self) -> Transition:
-        """SetIllegalState."""
-        return (ILLEGAL, 0, NONE, [0] * len(self.S), NONE)
-
-    def pick(self, X: Backend, cond: Bool, a: Transition, b: Transition) -> Transition:
-        """IF cond THEN a ELSE b, on transition records."""
-        return (X.ite(cond, a[0], b[0]), X.ite(cond, a[1], b[1]), X.ite(cond, a[2], b[2]),
-                [X.ite(cond, x, y) for x, y in zip(a[3], b[3])], X.ite(cond, a[4], b[4]))
-
-    def to_voted(self, X: Backend, epoch: Int, state0: Transition, recipient: int) -> Transition:
-        """TransitionToVoted(epoch, state0, recipient)."""
-        bad = X.and_(state0[1] == epoch, state0[0] != UNATTACHED)
-        return self.pick(X, bad, self.illegal(), (VOTED, epoch, NONE, [0] * len(self.S), recipient))
-
-    def to_unattached(self, s: StateView, X: Backend, a: int, epoch: Int, role: Int) -> Transition:
-        """TransitionToUnattached(a, epoch, role) (kip853)."""
-        bad = X.and_(role == VOTER, epoch <= s.epoch[a])
-        return self.pick(X, bad, self.illegal(), (UNATTACHED, epoch, NONE, [0] * len(self.S), NONE))
-
-    def to_unattached_with_leader(self, s: StateView, X: Backend, a: int, epoch: Int, leader_id: Int) -> Transition:
-        """TransitionToUnattached(a, epoch, leader_id) (kip996): the vote is kept in the same epoch."""
-        bad = X.or_(epoch < s.epoch[a], X.and_(epoch == s.epoch[a], s.state[a] != PROSPECTIVE))
-        ok = (UNATTACHED, epoch, leader_id, [0] * len(self.S), X.ite(epoch > s.epoch[a], NONE, s.voted_for[a]))
-        return self.pick(X, bad, self.illegal(), ok)
-
-    def is_voter(self, s: StateView, X: Backend, a: int) -> Bool:
-        """IsVoter(a) (kip996): alive and a member of its own configuration."""
-        return X.and_(s.state[a] != DEAD, s.cfg_members[a][a] == 1)
-
-    def is_observer(self, s: StateView, X: Backend, a: int) -> Bool:
-        """IsObserver(a) (kip996): alive and not a member of its own configuration."""
-        return X.and_(s.state[a] != DEAD, s.cfg_members[a][a] == 0)
-
-    def to_follower(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Transition:
-        """TransitionToFollower(a, leader_id, epoch)."""
-        bad = X.or_(leader_id == a,
-                    X.and_(s.epoch[a] == epoch, X.or_(s.state[a] == FOLLOWER, s.state[a] == LEADER)),
-                    epoch < s.epoch[a])
-        ok = (FOLLOWER, epoch, leader_id, [0] * len(self.S), X.ite(epoch > s.epoch[a], NONE, s.voted_for[a]))
-        return self.pick(X, bad, self.illegal(), ok)
-
-    def to_leader(self, s: StateView, X: Backend, a: int) -> Transition:
-        """TransitionToLeader(a) (kip996: the vote is forgotten)."""
-        ok = (LEADER, s.epoch[a], a, [0] * len(self.S), NONE if self.kip996 else s.voted_for[a])
-        return self.pick(X, s.state[a] != CANDIDATE, self.illegal(), ok)
-
-    def to_resigned(self, s: StateView, X: Backend, a: int) -> Transition:
-        """TransitionToResigned(a) (kip996: it keeps itself as leader and forgets the vote)."""
-        ok = ((RESIGNED, s.epoch[a], a, [0] * len(self.S), NONE) if self.kip996
-              else (RESIGNED, s.epoch[a], NONE, [0] * len(self.S), s.voted_for[a]))
-        return self.pick(X, s.state[a] != LEADER, self.illegal(), ok)
-
-    def to_candidate(self, s: StateView, X: Backend, a: int) -> Transition:
-        """TransitionToCandidate(a): it votes for itself (kip996: only from Prospective)."""
-        ok = (CANDIDATE, s.epoch[a] + 1, NONE, [1 if t == a else 0 for t in self.S], a)
-        return self.pick(X, s.state[a] != PROSPECTIVE, self.illegal(), ok) if self.kip996 else ok
-
-    def to_prospective(self, s: StateView, X: Backend, a: int, epoch: Int) -> Transition:
-        """TransitionToProspective(a, epoch) (kip996): it keeps the leader it knows and its vote."""
-        bad = X.or_(s.state[a] == LEADER, s.state[a] == PROSPECTIVE)
-        ok = (PROSPECTIVE, epoch, s.leader[a], [1 if t == a else 0 for t in self.S], s.voted_for[a])
-        return self.pick(X, bad, self.illegal(), ok)
-
-    def add_vote(self, X: Backend, epoch: Int, state0: Transition, recipient: int, kind: int) -> Transition:
-        """TransitionToUnattachedAddVote / TransitionToProspectiveAddVote (kip996): the vote is
-        recorded (kind: UNATTACHED or PROSPECTIVE)."""
-        bad = X.or_(state0[1] != epoch, state0[0] != kind, state0[4] != NONE)
-        votes = [0] * len(self.S) if kind == UNATTACHED else state0[3]
-        return self.pick(X, bad, self.illegal(), (kind, epoch, state0[2], votes, recipient))
-
-    def consistent_leader(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Bool:
-        """HasConsistentLeader(a, leader_id, epoch)."""
-        if self.kip996:
-            quiet = X.or_(X.not_(self.is_voter(s, X, a)),
-                          *[s.state[a] == x for x in (RESIGNED, PROSPECTIVE, UNATTACHED)])
-        else:
-            quiet = X.or_(s.role[a] == OBSERVER, s.state[a] == RESIGNED)
-        me = X.or_(X.and_(s.epoch[a] == epoch, quiet), s.state[a] == LEADER)
-        other = X.or_(epoch != s.epoch[a], leader_id == NONE, s.leader[a] == NONE, s.leader[a] == leader_id)
-        return X.ite(leader_id == a, me, other)
-
-    def maybe_transition(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int) -> Transition:
-        """MaybeTransition(a, leader_id, epoch)."""
-        unattached = (self.to_unattached_with_leader(s, X, a, epoch, NONE) if self.kip996
-                      else self.to_unattached(s, X, a, epoch, s.role[a]))
-        higher = self.pick(X, leader_id == NONE, unattached, self.to_follower(s, X, a, leader_id, epoch))
-        learn = X.and_(leader_id != NONE, s.leader[a] == NONE, *([] if self.kip996 else [leader_id != a]))
-        out = self.pick(X, learn, self.to_follower(s, X, a, leader_id, epoch), self.current(s, a))
-        out = self.pick(X, epoch > s.epoch[a], higher, out)
-        return self.pick(X, X.not_(self.consistent_leader(s, X, a, leader_id, epoch)), self.illegal(), out)
-
-    def common_response(self, s: StateView, X: Backend, a: int, leader_id: Int, epoch: Int,
-                        error: Int) -> tuple[Transition, Bool]:
-        """MaybeHandleCommonResponse(a, leader_id, epoch, error): the record and `handled`."""
-        stale = epoch < s.epoch[a]
-        newer = X.or_(epoch > s.epoch[a], error == FENCED_LEADER_EPOCH, error == NOT_LEADER)
-        learn = X.and_(epoch == s.epoch[a], leader_id != NONE, s.leader[a] == NONE,
-                       *([] if self.kip996 else [leader_id != a]))
-        out = self.pick(X, learn, self.to_follower(s, X, a, leader_id, epoch), self.current(s, a))
-        out = self.pick(X, newer, self.maybe_transition(s, X, a, leader_id, epoch), out)
-        out = self.pick(X, stale, self.current(s, a), out)
-        # kip996: learning the leader of the same epoch without an error leaves the rest to the caller
-        learned = X.and_(learn, error != NIL_ERROR) if self.kip996 else learn
-        return out, X.or_(stale, newer, learned)
-
-    def apply_state(self, a: int, t: Transition) -> Flat:
-        """ApplyState(a, t)."""
-        out: Flat = {("state", a): t[0], ("epoch", a): t[1], ("leader", a): t[2], ("voted_for", a): t[4]}
-        for u in self.S:
-            out[("votes_recv", a, u)] = t[3][u]
+    def mask(self, X: Backend, inside: Sequence[Bool]) -> Int:
+        """A set of servers (t is in it when inside[t]) as a bit mask."""
+        out: Int = X.ite(inside[0], 1, 0)
+        for t in self.S[1:]:
+            out = out + X.ite(inside[t], 1 << t, 0)
         return out
 
-    # -- fetch state, pending writes, follower end offsets -------------------------------
-
-    def reset_fetch_state(self, a: int) -> Flat:
-        """ResetFetchState(a)."""
-        return {("pf", a): 0, ("pf_dest", a): NONE, ("pf_epoch", a): 0, ("pf_offset", a): 0,
-                ("pf_last_epoch", a): 0, ("pf_observer", a): 0, ("lfr", a): 0, ("lfr_peer", a): NONE,
-                ("lfr_error", a): 0, ("fetch_success", a): 0}
-
-    def fail_pending_writes(self, s: StateView, X: Backend, a: int) -> Flat:
-        """FailPendingWrites(a): its pending values are negatively acknowledged."""
-        out: Flat = {}
-        for v in self.V:
-            out[("pending_ack", a, v)] = 0
-            out[("neg_acked", v)] = X.ite(s.pending_ack[a][v] == 1, 1, s.neg_acked[v])
-        return out
-
-    def reset_end_offsets(self, a: int, members: Sequence[Bool] | None, s: StateView, X: Backend) -> Flat:
-        """ResetFollowerEndOffsetMap(a, members): 0 for the members, outside the domain else;
-        members None: the current domain."""
-        out: Flat = {}
-        for t in self.S:
-            inside = s.feo[a][t] != NONE if members is None else members[t]
-            out[("feo", a, t)] = X.ite(inside, 0, NONE)
-        return out
-
-    # -- connectivity -------------------------------------------------------------------
-
-    def pair_index(self, a: int, b: int) -> int:
-        return self.pairs.index((min(a, b), max(a, b)))
-
-    def connected(self, s: StateView, a: int, b: int) -> Bool | bool:
-        """Connected(a, b)."""
-        return True if a == b else s.connected[self.pair_index(a, b)] == 1
-
-    # -- messages: a sorted set of slots per kind and (source, dest) ------------------------
-
-    def slot(self, s: StateView, kind: Kind, src: int, dst: int, k: int) -> list[Int]:
-        return [getattr(s, name)[src][dst][k] for name in kind.fields]
-
-    def empty(self, kind: Kind) -> list[int]:
-        return [NONE if name.endswith("_leader") else 0 for name in kind.fields]
-
-    def greater(self, X: Backend, a: Sequence[Int], b: Sequence[Int]) -> Bool:
-        """a > b, lexicographically over the slot fields."""
-        gt: Bool = a[-1] > b[-1]
-        for x, y in zip(reversed(a[:-1]), reversed(b[:-1])):
-            gt = X.or_(x > y, X.and_(x == y, gt))
-        return gt
-
-    def write_slots(self, kind: Kind, src: int, dst: int, slots: Sequence[Sequence[Any]]) -> Flat:
-        out: Flat = {}
-        for k, values in enumerate(slots):
-            for name, value in zip(kind.fields, values):
-                out[(name, src, dst, k)] = value
-        return out
-
-    def send(self, s: StateView, X: Backend, kind: Kind, src: int, dst: int, msg: Sequence[Int],
-             cond: Bool | bool = True) -> Flat:
-        """Send(m) (when cond): m joins the set of messages when dst and src are connected."""
-        cap = self.capacity[kind.name]
-        old = [self.slot(s, kind, src, dst, k) for k in range(cap)]
-        dup = X.any([X.all([x == y for x, y in zip(o, msg)]) for o in old])
-        gt = [self.greater(X, o, msg) for o in old]
-        new = []
-        for k in range(cap):
-            shifted = msg if k == 0 else [X.ite(gt[k - 1], m, p) for m, p in zip(msg, old[k - 1])]
-            new.append([X.ite(gt[k], o, sh) for o, sh in zip(old[k], shifted)])
-        go = X.and_(cond, self.connected(s, dst, src), X.not_(dup))
-        return self.write_slots(kind, src, dst, [[X.ite(go, x, o) for x, o in zip(nk, ok)]
-                                                 for nk, ok in zip(new, old)])
-
-    def discard(self, s: StateView, X: Backend, kind: Kind, src: int, dst: int, k: int) -> Flat:
-        """Discard(m) for the message in slot k: the slots after it move up."""
-        cap = self.capacity[kind.name]
-        old = [self.slot(s, kind, src, dst, j) for j in range(cap)]
-        new = old[:k] + old[k + 1:] + [self.empty(kind)]
-        return self.write_slots(kind, src, dst, new)
-
-    def drop_pair(self, s: StateView, X: Backend, a: int, b: int, cond: Bool | bool = True) -> Flat:
-        """Drop every message between a and b (either way) when cond."""
-        out: Flat = {}
-        for kind in KINDS:
-            for src, dst in ((a, b), (b, a)):
-                for k in range(self.capacity[kind.name]):
-                    for name, blank in zip(kind.fields, self.empty(kind)):
-                        out[(name, src, dst, k)] = X.ite(cond, blank, getattr(s, name)[src][dst][k])
-        return out
+    def most_recent_config(self, X: Backend, length: Int, entries: Sequence[Sequence[Int]]) -> tuple[Int, Int, Int]:
+        """MostRecentReconfigEntry of a log given as its length and its entries: the offset of
+        its last configuration command, that command's id and members (all 0 for a log with none)."""
+        offset: Int = 0
+        cfg_id: Int = 0
+        members: Int = 0
+        for o in self.O:
+            cmd = entries[o][0]
+            hit = X.and_(o < length, X.or_(*[cmd == c for c in CONFIG_COMMANDS]))
+            offset = X.ite(hit, o + 1, offset)
+            cfg_id = X.ite(hit, entries[o][3], cfg_id)
+            members = X.ite(hit, entries[o][4], members)
+        return offset, cfg_id, members

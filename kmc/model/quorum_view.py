@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from kmc.model.core import NONE, State
-from kmc.model.quorum_state import COMMAND, ERROR, KINDS, RESULT, ROLE, STATE, server_name
+from kmc.model.quorum_state import COMMAND, CONFIG_COMMANDS, ENTRY, ERROR, KINDS, RESULT, ROLE, STATE, holds_server, server_name
 
 if TYPE_CHECKING:
     from kmc.model.quorum_state import QuorumState
@@ -20,18 +20,24 @@ def describe_state(m: QuorumState, state: State) -> dict[str, str]:
     def values(flags: Sequence[int]) -> str:
         return "{" + ",".join(f"v{x + 1}" for x in m.V if flags[x]) + "}"
 
-    def entry(cmd: int, epoch: int, value: int) -> str:
+    def entry(cmd: int, epoch: int, value: int, cfg_id: int, members: int, server: int) -> str:
+        if cmd in CONFIG_COMMANDS:
+            detail = f":id{cfg_id}{servers([members >> t & 1 for t in m.S])}"
+            return f"{COMMAND[cmd]}@e{epoch}{detail}"
         return f"{COMMAND[cmd]}@e{epoch}" + (f":v{value + 1}" if cmd == 2 else "")
 
     out: dict[str, str] = {}
     for a in m.S:
         name = server_name(a)
-        out[f"{name}"] = (f"{STATE[v.state[a]]} {ROLE[v.role[a]]}, epoch {v.epoch[a]}, leader "
+        if a >= v.started:
+            out[f"{name}"] = "not started"
+            continue
+        out[f"{name}"] = (f"{STATE[v.state[a]]} {ROLE[v.role[a]]} on h{v.host[a] + 1}, epoch {v.epoch[a]}, leader "
                           f"{server_name(v.leader[a])}, voted for {server_name(v.voted_for[a])}, votes "
                           f"{servers(v.votes_recv[a])}")
         out[f"{name}.config"] = (f"id {v.cfg_id[a]} members {servers(v.cfg_members[a])}"
                                  + (" committed" if v.cfg_committed[a] else ""))
-        log = " ".join(entry(v.log_cmd[a][o], v.log_epoch[a][o], v.log_value[a][o]) for o in range(v.log_len[a]))
+        log = " ".join(entry(*[getattr(v, "log_" + part)[a][o] for part in ENTRY]) for o in range(v.log_len[a]))
         out[f"{name}.log"] = f"[{log}] hwm {v.hwm[a]}"
         if v.pf[a]:
             out[f"{name}.pending fetch"] = (f"to {server_name(v.pf_dest[a])} epoch {v.pf_epoch[a]} offset "
@@ -67,5 +73,5 @@ def _message(kind: str, fields: Sequence[str], slot: Sequence[int]) -> str:
                 + (f" entry {COMMAND[named['fs_entry_cmd']]}@e{named['fs_entry_epoch']}" if named['fs_entry_cmd']
                    else "")
                 + f" (for fetch epoch {named['fs_corr_epoch']} offset {named['fs_corr_offset']})")
-    return " ".join(f"{f.split('_', 1)[1]}={server_name(x) if f.endswith('_leader') else x}"
+    return " ".join(f"{f.split('_', 1)[1]}={server_name(x) if holds_server(f) else x}"
                     for f, x in zip(fields[1:], slot[1:]))
