@@ -18,7 +18,7 @@ def test_no_false_negatives_across_growth() -> None:
         added = np.concatenate([added, part])
         f.add(part)  # added chunk by chunk, as a level's keys are
         assert f.maybe(added).all()
-        f.fit(added)  # rebuilt at the level's end when too full
+        f.fit([added])  # rebuilt at the level's end when too full
         assert f.maybe(added).all()
     assert (1 << f.bits) >= BITS_PER_KEY * len(keys)
     others = rng.integers(0, 2**63, 100_000, dtype=np.uint64)

@@ -43,5 +43,6 @@ def limit_options() -> list[Callable[[Any], Any]]:
         click.option("--time-limit", type=Seconds(), default=None, metavar="SECONDS",
                      help="end the run cleanly after this many seconds, with partial verdicts"),
         click.option("--memory-limit", type=ByteSize(), default=None, metavar="SIZE",
-                     help="end the run cleanly once resident memory reaches SIZE (e.g. 4G), with partial verdicts"),
+                     help="once resident memory reaches SIZE (e.g. 4G): the vector and compiled engines go on with the "
+                          "visited set on disk ($TMPDIR), the others end the run cleanly with partial verdicts"),
     ]

@@ -31,7 +31,7 @@ class Limits:
     max_states: int | None = None
     max_depth: int | None = None
     time_limit: float | None = None  # seconds of search, checked between levels (dfs: every few thousand states)
-    memory_limit: int | None = None  # bytes of resident memory, checked with the time
+    memory_limit: int | None = None  # bytes of resident memory, checked with the time (engines that spill go on)
 
     def exhausted(self, started: float) -> str | None:
         """"time-limit" or "memory-limit" once a run must end for them, else None: engines ask
@@ -64,6 +64,7 @@ class Capabilities:
     symmetry: bool = False  # --symmetry
     coverage: bool = False  # --coverage
     checkpoints: bool = False  # a run kept on disk and resumed
+    spills: bool = False  # past --memory-limit, goes on with its visited set on disk (kmc/engines/vector/disk.py)
     shortest_traces: bool = False  # counterexamples are shortest in steps
     counts_states: bool = True  # distinct state counts (a bounded symbolic search has none)
     levels: bool = True  # breadth-first levels, whose sizes give an ETA
@@ -75,7 +76,7 @@ class Capabilities:
         return [f for f in _CAPABILITIES if getattr(self, f) and f not in ("counts_states", "levels")]
 
 
-_CAPABILITIES = ("check", "simulate", "prove", "liveness", "symmetry", "coverage", "checkpoints",
+_CAPABILITIES = ("check", "simulate", "prove", "liveness", "symmetry", "coverage", "checkpoints", "spills",
                  "shortest_traces", "counts_states", "levels", "workers", "coarse_levels")
 
 

@@ -156,3 +156,16 @@ def current_memory_bytes() -> int:
             return int(f.read().split()[1]) * resource.getpagesize()
     except (OSError, IndexError, ValueError):
         return peak_memory_bytes()
+
+
+def anonymous_memory_bytes() -> int:
+    """The memory this process allocated and holds now (Linux's RssAnon: not the pages of the
+    files it maps, which the kernel may drop at will); elsewhere the resident set size."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("RssAnon:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return current_memory_bytes()

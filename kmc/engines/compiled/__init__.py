@@ -15,7 +15,7 @@ class CompiledEngine(Engine):
     name = "compiled"
     summary = ("the vector engine with the model compiled to native kernels (LLVM): same results, faster on "
                "wide models")
-    capabilities = Capabilities(check=True, shortest_traces=True, workers=True)
+    capabilities = Capabilities(check=True, shortest_traces=True, workers=True, spills=True)
 
     def check(self, job: CheckJob) -> CheckResult:
         if importlib.util.find_spec("llvmlite") is None:
@@ -24,6 +24,11 @@ class CompiledEngine(Engine):
         from kmc.engines.compiled.engine import Search
 
         return Search(job.model, job.invariants, job.limits, job.search, job.progress, workers=job.workers).run()
+
+    def notes(self, result: CheckResult) -> list[str]:
+        from kmc.engines.vector.disk import notes
+
+        return notes(result)
 
 
 ENGINE = CompiledEngine()

@@ -11,13 +11,18 @@ class VectorEngine(Engine):
     name = "vector"
     summary = "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"
     capabilities = Capabilities(check=True, simulate=True, liveness=True, symmetry=True, coverage=True,
-                                shortest_traces=True, workers=True)
+                                shortest_traces=True, workers=True, spills=True)
 
     def check(self, job: CheckJob) -> CheckResult:
         from kmc.engines.vector.engine import Search
 
         return Search(job.model, job.invariants, job.limits, job.search, job.progress, job.properties,
                       workers=job.workers).run()
+
+    def notes(self, result: CheckResult) -> list[str]:
+        from kmc.engines.vector.disk import notes
+
+        return notes(result)
 
     def simulate(self, job: SimulateJob) -> CheckResult:
         from kmc.engines.simulation.workers import simulate

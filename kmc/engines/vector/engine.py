@@ -35,13 +35,14 @@ import numpy as np
 
 from kmc.engines.simulation.coverage import Coverage
 from kmc.engines.liveness import check as liveness
+from kmc.engines.vector.disk import Spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
-from kmc.engines.result import CheckResult, Progress
+from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes
 from kmc.semantics.scalar import ScalarModel
 from kmc.engines.interface import Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
@@ -114,6 +115,8 @@ class Search:
         self.coded_levels = self.codes is not None and self.step.symmetry is None
         self.visited = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
         self.seen = KeyFilter()  # the visited keys and the next level's so far: most new keys skip their search
+        self.spill: Spill | None = None  # past --memory-limit: visited runs, links and levels on disk
+        self.spills = True  # False while a run is to be handed to another engine (Spark), which stops at the limit
         self.violations = Violations(invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index)
         self.initial: list[State] = []  # level 1, concrete
@@ -132,16 +135,24 @@ class Search:
     def run(self) -> CheckResult:
         try:
             _, depth = self.explore()
+            return self.result(depth)
         finally:
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
-        return self.result(depth)
+            if self.spill is not None:
+                self.spill.close()
+
+    @property
+    def distinct(self) -> int:
+        """The states found so far, in memory and on disk."""
+        return len(self.visited) + (0 if self.spill is None else len(self.spill))
 
     def explore(self, handoff: int | None = None) -> tuple[Block | None, int]:
         """Search level by level until the end, a limit, or (with `handoff`) until that many
         distinct states are known: then the last level and the depth are returned for
         another engine to go on from (kmc/engines/spark/engine.py)."""
         limits = self.limits
+        self.spills = handoff is None
         initial = self.model.initial_states()
         depth = 0
         level: Level | None = None  # the last level
@@ -159,12 +170,12 @@ class Search:
             depth = 1
 
         while level is not None and len(level) and self.stopped_by is None:
-            if handoff is not None and len(self.visited) >= handoff:
+            if handoff is not None and self.distinct >= handoff:
                 break
             if limits.max_depth is not None and depth >= limits.max_depth:
                 self.stopped_by = "max-depth"
                 break
-            if (exhausted := limits.exhausted(self.started)) is not None:
+            if (exhausted := self._exhausted(level)) is not None:
                 self.stopped_by = exhausted
                 break
             nxt = self._next(level, depth)
@@ -173,7 +184,7 @@ class Search:
             if len(level):
                 depth += 1
             if self.progress is not None:
-                self.progress(Progress(depth, len(self.visited), self.generated, len(level),
+                self.progress(Progress(depth, self.distinct, self.generated, len(level),
                                        time.perf_counter() - self.started))
         if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
             return None, depth
@@ -181,7 +192,7 @@ class Search:
 
     def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
-        distinct = len(self.visited)
+        distinct = self.distinct
         links = self._traces()
         result = finish(self.model, self.engine, self.started, self.violations, links.get,
                         distinct=distinct, generated=self.generated, depth=depth, stopped_by=self.stopped_by,
@@ -189,6 +200,8 @@ class Search:
                         bytes_per_state=stored / distinct if distinct else None)
         if self.coverage is not None:
             result.coverage = self.coverage.to_json()
+        if self.spill is not None:
+            result.engine_stats["spill"] = self.spill.stats()
         if self.properties:
             self._liveness(result)
         return result
@@ -219,7 +232,7 @@ class Search:
         expanded and deduplicated in N threads while this one is checked against the visited
         set (numpy and the kernels release the GIL in their loops): the same level for any N."""
         nxt = NextLevel(self)
-        numbered = len(self.visited) - len(level)  # the number of the level's first state
+        numbered = self.distinct - len(level)  # the number of the level's first state
         chunk = chunk_states(self.step.count)
         if self.workers > 1:  # every worker a few chunks of the level, however small the level
             chunk = max(_SMALLEST_SHARE, min(chunk, -(-len(level) // (_SHARES * self.workers))))
@@ -233,8 +246,8 @@ class Search:
         for i in range(min(self.workers, len(starts))):
             expand(i)
         for i, start in enumerate(starts):
-            if start and (exhausted := self.limits.exhausted(self.started)) is not None:
-                self.stopped_by = exhausted  # a wide level can outgrow --memory-limit before it ends
+            if start and (exhausted := self._exhausted()) is not None:
+                self.stopped_by = exhausted
                 break
             candidates, distinct = ahead.popleft().result()
             if self.workers > 1:
@@ -290,6 +303,9 @@ class Search:
         unsure = maybe[~earlier[maybe]]
         known = np.zeros(len(s), dtype=bool)
         known[unsure] = self.visited.find(s[unsure], [x[unsure] for x in e])[0]
+        if self.spill is not None:
+            unsure = unsure[~known[unsure]]
+            known[unsure] = self.spill.find(s[unsure], [x[unsure] for x in e])
         new = np.flatnonzero(~(known | earlier))
         order = new[argsort_unique(first[new])]  # the new keys, in the scalar engine's order
         level_rank = first[order]
@@ -348,10 +364,41 @@ class Search:
             nxt.iids.clear()
         keys = nxt.keys.merged()
         self.visited.merge(keys.sort_key, keys.extras)
-        self.seen.fit(self.visited.sort_key)
+        self.seen.fit([self.visited.sort_key, *([] if self.spill is None else self.spill.sort_keys())])
         if self.properties and len(level):
             self.levels.append(level.words())
         return level
+
+    def _exhausted(self, level: Level | None = None) -> str | None:
+        """What ends the run now, if anything. Past --memory-limit the run goes on (unless it
+        is to be handed to another engine): what memory holds of the visited set and the parent
+        links, and `level` (the level about to be expanded, at a level's start), go to disk."""
+        limits = self.limits
+        if not self.spills or limits.memory_limit is None:
+            return limits.exhausted(self.started)
+        if limits.time_limit is not None and time.perf_counter() - self.started >= limits.time_limit:
+            return "time-limit"
+        if anonymous_memory_bytes() >= limits.memory_limit:
+            self._spill(level)
+        return None
+
+    def _spill(self, level: Level | None) -> None:
+        """The visited keys in memory as one more run on disk, the parent links and `level` too."""
+        if self.spill is None:
+            self.spill = Spill(self.fmt)
+        spill = self.spill
+        held = (self.visited.nbytes + sum(a.nbytes for a in [*self.parents, *self.iids] if not isinstance(a, np.memmap))
+                + (0 if level is None else level.memory_bytes))
+        assert self.limits.memory_limit is not None
+        if held < self.limits.memory_limit // 4:
+            return  # too little left in memory to be worth a run on disk: go on over the limit
+        spill.spills += 1
+        spill.add_run(self.visited)
+        self.visited = Visited(self.fmt, None if self.codes is None else list(self.codes.dtypes))
+        self.parents = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.parents]
+        self.iids = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.iids]
+        if level is not None:
+            level.store(spill.save)
 
     def _limit(self, level: Block, depth: int, offset: int) -> int:
         """How many states of a chunk's new states (the level's from `offset` on) the run
@@ -359,7 +406,7 @@ class Search:
         the scalar engine would stop."""
         m = level.size
         cut, full = m, False
-        known = len(self.visited) + offset
+        known = self.distinct + offset
         if self.limits.max_states is not None and known + m >= self.limits.max_states:
             cut, full = self.limits.max_states - known, True
         pending = self.violations.pending

@@ -11,6 +11,8 @@ their canonical keys, so it keeps the words.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from kmc.engines.vector.keyset import KeyFormat, WordCodes
@@ -46,6 +48,19 @@ class Level:
             return self._words.nbytes
         assert self._coded is not None
         return self._coded[0].nbytes + sum(x.nbytes for x in self._coded[1])
+
+    @property
+    def memory_bytes(self) -> int:
+        """What it holds in memory (not on disk)."""
+        arrays = [self._words] if self._words is not None else [self._coded[0], *self._coded[1]] if self._coded else []
+        return sum(a.nbytes for a in arrays if a is not None and not isinstance(a, np.memmap))
+
+    def store(self, save: Callable[[np.ndarray], np.ndarray]) -> None:
+        """Hold the arrays where `save` puts them (on disk: kmc/engines/vector/disk.py)."""
+        if self._words is not None:
+            self._words = save(self._words)
+        elif self._coded is not None:
+            self._coded = (save(self._coded[0]), [save(x) for x in self._coded[1]])
 
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """The packed words (words x states, uint64) of the states from `start` to `stop`."""

@@ -17,6 +17,8 @@ at the level's end it is rebuilt, a block of keys at a time, if it has fewer tha
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 from kmc.engines.vector.keyset import mix
@@ -48,10 +50,11 @@ class KeyFilter:
         for i in range(0, len(sort_key), _BLOCK):
             self._set(self._slots(sort_key[i:i + _BLOCK]))
 
-    def fit(self, everything: np.ndarray) -> None:
-        """Rebuild the filter from `everything` (every key added so far) when it has fewer than
-        BITS_PER_KEY bits per key (doubling, so each key is hashed O(1) times on average)."""
-        self.n = len(everything)
+    def fit(self, everything: Sequence[np.ndarray]) -> None:
+        """Rebuild the filter from `everything` (every key added so far, in a few arrays: the
+        visited set's and its runs on disk) when it has fewer than BITS_PER_KEY bits per key
+        (doubling, so each key is hashed O(1) times on average)."""
+        self.n = sum(len(part) for part in everything)
         if self.n * BITS_PER_KEY <= (1 << self.bits):
             return
         while self.n * BITS_PER_KEY > (1 << self.bits):
@@ -59,7 +62,8 @@ class KeyFilter:
         del self.table  # the old table goes before the new one comes: the peak is one table
         self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
         self.n = 0
-        self.add(everything)
+        for part in everything:
+            self.add(part)
 
     def _set(self, slots: np.ndarray) -> None:
         bit = (slots & 7).astype(np.uint8)
