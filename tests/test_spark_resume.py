@@ -76,5 +76,5 @@ def test_resume_refuses_a_run_stored_in_an_older_format(tmp_path: Path) -> None:
     from kmc.errors import BadInput
 
     (tmp_path / "manifest.json").write_text(json.dumps({"format": 3, "depth": 3}))
-    with pytest.raises(BadInput, match=r"has format 3; this kmc reads format 4$"):
+    with pytest.raises(BadInput, match=r"has format 3; this kmc reads format 4 \(spark engine\)$"):
         store.proved(tmp_path)

@@ -42,6 +42,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Sequence
 
+from kmc.engines.checkpoints import fingerprint
 from kmc.engines.spark.session import ship_dir
 from kmc.errors import BadInput
 from kmc.invariants import pairing
@@ -136,19 +137,6 @@ class ModelFactory:
         """Hand the executors the sources they cannot import (SparkContext.addPyFile)."""
         for source in self.sources:
             sc.addPyFile(str(_shippable(source)))
-
-
-def fingerprint(model: Model, invariants: Sequence[Invariant]) -> str:
-    """A digest of what a run explores and checks: equal on the driver and every executor."""
-    parts = (
-        type(model).__qualname__,  # not its module: a script is `__main__` here, kmc_main_<digest> there
-        sorted(model.settings.items()),
-        [(f.name, f.lo, f.hi, f.shape) for f in model.schema.fields],
-        [i.label for i in model.instances()],
-        [tuple(s) for s in model.initial_states()],
-        [(i.name, i.report) for i in invariants],
-    )
-    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 
 
 # -- naming and finding --------------------------------------------------------------------

@@ -7,9 +7,9 @@ owner partition (kind=keys) and the level's states with their path ranks per own
 arrays in NumPy's .npz format (arrays, not pickles: any numpy reads them).
 Then DIR/manifest.json is replaced atomically: what the driver knows (the run's identity, level
 sizes, counts, the violations found), the last level written, and per level its key count and
-every file's path, size and SHA-256, the whole under a SHA-256 of its canonical JSON (`digest`).
-A level is part of the run only once the manifest names it, so a driver that dies while
-writing loses at most that level.
+every file's path, size and SHA-256, the whole under a SHA-256 of its canonical JSON (`digest`;
+kmc/engines/checkpoints.py, shared with the vector engine). A level is part of the run only once
+the manifest names it, so a driver that dies while writing loses at most that level.
 
 `--resume` first proves the directory holds what the manifest says: the manifest's digest,
 then in every level of the run exactly the files it lists (none missing, none extra; the
@@ -26,18 +26,15 @@ a local master, a shared mount on a cluster).
 
 from __future__ import annotations
 
-import hashlib
 import io
-import json
-import os
-import shutil
-import tempfile
 from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import numpy as np
 
+from kmc.engines import checkpoints
+from kmc.engines.checkpoints import Layout, level_dir
 from kmc.engines.spark import tasks
 from kmc.engines.spark.visited import VisitedRuns
 from kmc.engines.spark.wire import Packed
@@ -46,13 +43,8 @@ from kmc.errors import BadInput
 
 # 2: the run is named by its model factory (kmc/engines/spark/factory.py), not a model name; 3: levels
 # stored packed, not as rows; 4: the manifest lists every level's files with their SHA-256, under a digest
-FORMAT = 4
-MANIFEST = "manifest.json"
+LAYOUT = Layout("spark", 4, "kind=frontier/")
 _CHUNK = 256 * 2**20  # bytes per Parquet value, well below the 2 GiB limit of a binary column
-
-
-def level_dir(root: Path, level: int) -> Path:
-    return root / f"level-{level:04d}"
 
 
 # -- arrays <-> Parquet rows -------------------------------------------------------------------
@@ -102,118 +94,16 @@ def write_level(session: Any, root: Path, level: int, owned: Any, job: tasks.Job
 
 
 def write_manifest(root: Path, manifest: dict[str, Any]) -> None:
-    """Replace the manifest atomically (the level just written, `depth`, recorded with its files
-    beside the older levels' records), then drop the frontiers of older levels."""
-    root.mkdir(parents=True, exist_ok=True)
-    depth = manifest["depth"]
-    levels = _levels_before(root, depth)
-    levels.append({"level": depth, "keys": manifest["level_size"], "files": _files(level_dir(root, depth))})
-    content = json.loads(json.dumps({"format": FORMAT, **manifest, "levels": levels}))  # as it reads back
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({**content, "digest": _digest(content)}, f)
-    os.replace(tmp, root / MANIFEST)
-    last = manifest["depth"]
-    for level in range(1, last):
-        shutil.rmtree(level_dir(root, level) / "kind=frontier", ignore_errors=True)
+    checkpoints.write_manifest(root, manifest, LAYOUT)
 
-
-def check_fresh(root: Path) -> None:
-    """A new run must not mix its levels with another run's."""
-    if (root / MANIFEST).exists():
-        raise BadInput(f"--checkpoint-dir {root}: holds a run already; add --resume to continue it, "
-                       "or give an empty directory")
-
-
-def _levels_before(root: Path, depth: int) -> list[dict[str, Any]]:
-    """The records of levels 1 .. depth - 1: the manifest this run wrote last (or resumed from)."""
-    if depth == 1:
-        return []
-    levels = json.loads((root / MANIFEST).read_text())["levels"]
-    return [lv for lv in levels if lv["level"] < depth]
-
-
-def _files(d: Path) -> dict[str, list[Any]]:
-    """Every file under a level's directory (Spark's checksums and _SUCCESS included), by its
-    path inside it: [size, SHA-256]."""
-    out = {}
-    for f in sorted(p for p in d.rglob("*") if not p.is_dir()):
-        out[f.relative_to(d).as_posix()] = [f.stat().st_size, _sha256(f)]
-    return out
-
-
-def _sha256(f: Path) -> str:
-    h = hashlib.sha256()
-    with open(f, "rb") as stream:
-        for block in iter(lambda: stream.read(2**20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _digest(content: dict[str, Any]) -> str:
-    """SHA-256 of the manifest's canonical JSON (sorted keys, no spaces), without its digest."""
-    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-
-
-# -- reading -------------------------------------------------------------------------------
 
 def proved(root: Path) -> dict[str, Any]:
-    """The manifest of the run kept in `root`, once it and every file it lists are proved (see
-    above): BadInput, one line naming the file, otherwise. Needs no Spark."""
-    path = root / MANIFEST
-    if not path.is_file():
-        raise BadInput(f"--resume: no kmc run in {root} ({MANIFEST} missing)")
-    try:
-        manifest = json.loads(path.read_bytes())
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise BadInput(f"--resume: {path} is not valid JSON ({e})") from e
-    if not isinstance(manifest, dict):
-        raise BadInput(f"--resume: {path} is not a kmc manifest (not a JSON object)")
-    if manifest.get("format") != FORMAT:
-        raise BadInput(f"--resume: {path} has format {manifest.get('format')!r}; this kmc reads format {FORMAT}")
-    content = {k: v for k, v in manifest.items() if k != "digest"}
-    if manifest.get("digest") != _digest(content):
-        raise BadInput(f"--resume: {path} was changed after kmc wrote it (its digest does not match its content); "
-                       "start the run again in an empty directory")
-    _check_levels(root, manifest)
-    return manifest
+    """The manifest of the run kept in `root`, once it and every file it lists are proved
+    (kmc/engines/checkpoints.py). Needs no Spark."""
+    return checkpoints.proved(root, LAYOUT)
 
 
-def same_run(root: Path, manifest: dict[str, Any], identity: dict[str, Any]) -> None:
-    """BadInput unless the run kept in `root` is this one (model, settings, invariants, ...)."""
-    for key, value in identity.items():
-        if manifest.get(key) != value:
-            raise BadInput(f"--resume: the run in {root} has {key} {manifest.get(key)!r}, this one {value!r}; "
-                           "resume with the same settings")
-
-
-def _check_levels(root: Path, m: dict[str, Any]) -> None:
-    """Every level of the run holds exactly the files the manifest lists, byte for byte."""
-    depth, levels = m["depth"], m["levels"]
-    if [lv["level"] for lv in levels] != list(range(1, depth + 1)) \
-            or sum(lv["keys"] for lv in levels) != m["distinct"] or levels[-1]["keys"] != m["level_size"]:
-        raise BadInput(f"--resume: {root / MANIFEST}: its levels do not add up to its counts")
-    for lv in levels:
-        d = level_dir(root, lv["level"])
-        listed: dict[str, list[Any]] = lv["files"]
-        found = {p.relative_to(d).as_posix(): p for p in d.rglob("*") if not p.is_dir()} if d.is_dir() else {}
-        dropped = lv["level"] < depth and not any(name.startswith("kind=frontier/") for name in found)
-        extra = sorted(set(found) - set(listed))
-        if extra:
-            raise BadInput(f"--resume: {found[extra[0]]}: not part of the run (the manifest does not list it); "
-                           "remove it or start again in an empty directory")
-        for name, (size, sha) in sorted(listed.items()):
-            f = d / name
-            if name not in found:
-                if dropped and name.startswith("kind=frontier/"):
-                    continue  # an older level's frontier, dropped once the next level was written
-                raise BadInput(f"--resume: {f}: missing (the manifest lists it); the run cannot be resumed")
-            if f.is_symlink() or f.stat().st_size != size:
-                raise BadInput(f"--resume: {f}: {f.lstat().st_size:,} bytes, the manifest says {size:,} "
-                               "(truncated or replaced); the run cannot be resumed")
-            if _sha256(f) != sha:
-                raise BadInput(f"--resume: {f}: its SHA-256 is not the one the manifest lists (altered); "
-                               "the run cannot be resumed")
+check_fresh, same_run = checkpoints.check_fresh, checkpoints.same_run
 
 
 def _load(session: Any, root: Path, levels: list[int], kind: str, partitions: int) -> Any:
