@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from kmc.engines.simulation.coverage import render as render_coverage
 from kmc.engines.explicit import export as state_graph
-from kmc.engines.interface import (Capabilities, CheckJob, EngineOption, Limits, ProgressHook, ProveJob, SearchOptions,
+from kmc.engines.interface import (Capabilities, Checkpoint, CheckJob, EngineOption, Limits, ProgressHook, ProveJob, SearchOptions,
                                    SimulateJob, cores)
 from kmc.engines.result import (COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, UNKNOWN, CheckResult, Progress, Proof,
                                 Verdict, current_memory_bytes, peak_memory_bytes)
@@ -30,7 +30,7 @@ from kmc.traces import lasso
 from kmc.traces.replay import replay
 
 # what the commands (kmc/cli/) use besides the three entry points: they import no engine module
-__all__ = ["COUNTEREXAMPLE", "MAX_SEED", "MAX_WEIGHT", "Capabilities", "CheckResult", "DEFAULT_ENGINE", "ENGINES", "EngineOption", "Limits", "NOT_INDUCTIVE",
+__all__ = ["COUNTEREXAMPLE", "MAX_SEED", "MAX_WEIGHT", "Capabilities", "CheckResult", "Checkpoint", "DEFAULT_ENGINE", "ENGINES", "EngineOption", "Limits", "NOT_INDUCTIVE",
            "PROVED", "Progress", "Proof", "RANGES", "SearchOptions", "UNKNOWN", "Verdict", "Walks", "able", "check",
            "check_contract", "current_memory_bytes", "peak_memory_bytes", "prove", "render_coverage", "simulate", "state_graph"]
 
@@ -49,13 +49,15 @@ def check(
     options: Any = None,
     properties: Sequence[Property] = (),
     workers: int | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> CheckResult:
     """Explore `model` with `engine` and give a verdict per invariant and per liveness
     property (engines with the `liveness` capability check properties on the graph they
     explore; every lasso is replayed, its closing step included, and shown fair and violating).
     `options` are the engine's own (what its `configure` makes of its flags). `workers`: the
     threads of engines with the `workers` capability (default: every core); the results do not
-    depend on it.
+    depend on it. `checkpoint`: each completed level kept in a directory, and a stopped run
+    resumed from it (engines with the `checkpoints` capability).
 
     Raises BadInput for an unknown engine or a job the engine cannot run, ContractError when
     the model or an invariant breaks the contract of kmc/model/core.py, and ReplayError when
@@ -74,9 +76,13 @@ def check(
     if properties:
         _can_check_properties(model, properties, engine, search)
     threads = _workers(engine, workers)
+    if checkpoint is not None and not caps.checkpoints:
+        keeping = able("checkpoints")
+        raise BadInput(f"--checkpoint-dir: the {engine} engine keeps no checkpoints; the "
+                       f"{', '.join(keeping[:-1])} and {keeping[-1]} engines do")
     check_contract(model, [*invariants, *(i for p in properties for i in as_invariants(p))])
     job = CheckJob(model=model, invariants=invariants, properties=properties, limits=limits, search=search,
-                   progress=progress, options=options, workers=threads)
+                   progress=progress, options=options, workers=threads, checkpoint=checkpoint)
     result = chosen.check(job)
     for inv in invariants:
         trace = result.invariants[inv.name].trace

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from kmc import registry
-from kmc.api import ENGINES, Limits, SearchOptions, able, render_coverage
+from kmc.api import ENGINES, Checkpoint, Limits, SearchOptions, able, render_coverage
 from kmc.cli import graph
 from kmc.cli.config import config_option
 from kmc.cli.engine_options import engine_choice, engine_options, take
@@ -77,6 +77,11 @@ def make_check(name: str, options: tuple[Option, ...]) -> click.Command:
                          metavar="FILE", help="also write the state graph (small runs) to FILE.graphml or FILE.dot"),
             click.option("--coverage", is_flag=True,
                          help="per action family: enabled, fired, new states; per field: the values reached"),
+            click.option("--checkpoint-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                         metavar="DIR", help="keep each completed level in DIR, so that a stopped run can be "
+                                             "resumed (vector, compiled and spark engines)"),
+            click.option("--resume", is_flag=True,
+                         help="continue the run kept in --checkpoint-dir (after it stopped or was killed)"),
         ]
     ):
         callback = deco(callback)
@@ -106,10 +111,15 @@ def run_check(
     dump_graph: Path | None = None,
     coverage: bool = False,
     workers: int | None = None,
+    checkpoint_dir: Path | None = None,
+    resume: bool = False,
     **settings: Any,
 ) -> int:
     if no_invariants and invariant_names:
         raise click.UsageError("--no-invariants and --invariant exclude each other")
+    if resume and checkpoint_dir is None:
+        raise BadInput("--resume needs --checkpoint-dir DIR, the directory of the run to continue")
+    checkpoint = None if checkpoint_dir is None else Checkpoint(directory=checkpoint_dir, resume=resume)
     if itf_dir is not None:
         check_writable(itf_dir, "--itf-dir", folder=True)
     if dump_graph is not None:
@@ -119,8 +129,13 @@ def run_check(
     checked = [] if no_invariants else registry.select_invariants(name, model, invariants,
                                                                   list(invariant_names) or None)
     props = _properties(model, property_names, all_properties, no_properties, bool(invariant_names))
-    if props and not (property_names or all_properties) and (not ENGINES[engine].capabilities.liveness or symmetry):
+    if props and not (property_names or all_properties) and checkpoint is not None:
         props = []  # by default, safety only where liveness cannot be checked
+        if not quiet:
+            click.echo("note: liveness properties are not checked with --checkpoint-dir (a checkpoint keeps levels, "
+                       "not the state graph)", err=True)
+    if props and not (property_names or all_properties) and (not ENGINES[engine].capabilities.liveness or symmetry):
+        props = []
         if not quiet:
             click.echo(f"note: liveness properties are not checked with --engine {engine}"
                        + (" --symmetry" if symmetry else "") + f" (the {' and '.join(able('liveness'))} engines "
@@ -128,7 +143,7 @@ def run_check(
     limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
     search = SearchOptions(keep_going=keep_going, symmetry=symmetry, coverage=coverage)
     result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props,
-                               workers=workers)
+                               workers=workers, checkpoint=checkpoint)
     docs = {i.name: i for i in checked}
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))

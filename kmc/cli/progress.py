@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 import click
 
 from kmc import api
-from kmc.api import Capabilities, CheckResult, Limits, Progress, SearchOptions, current_memory_bytes, peak_memory_bytes
+from kmc.api import Capabilities, Checkpoint, CheckResult, Limits, Progress, SearchOptions, current_memory_bytes, peak_memory_bytes
 from kmc.model.temporal import Property
 from kmc.model.core import Invariant, Model
 
@@ -138,13 +138,14 @@ def figures(p: Progress) -> str:
 def run_with_progress(
     engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, search: SearchOptions, *,
     quiet: bool, options: Any = None, properties: Sequence[Property] = (), workers: int | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> CheckResult:
     """`kmc.check` with progress on stderr, and the statistics of the levels done on Ctrl-C."""
     printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet,
                               capabilities=api.ENGINES[engine].capabilities if engine in api.ENGINES else Capabilities())
     try:
         return api.check(model, invariants, engine=engine, limits=limits, search=search, progress=printer,
-                         options=options, properties=properties, workers=workers)
+                         options=options, properties=properties, workers=workers, checkpoint=checkpoint)
     except KeyboardInterrupt:
         printer.done()
         raise KeyboardInterrupt(printer.interrupted()) from None  # main prints it: one line

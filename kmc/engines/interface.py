@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 from kmc.engines.result import CheckResult, Progress, Proof, current_memory_bytes
@@ -103,6 +104,15 @@ class EngineOption:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Checkpoint:
+    """`--checkpoint-dir DIR [--resume]`: each completed level kept in DIR, and a stopped run
+    continued from there (engines with the `checkpoints` capability)."""
+
+    directory: Path
+    resume: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
 class CheckJob:
     model: Model
     invariants: Sequence[Invariant]
@@ -112,6 +122,7 @@ class CheckJob:
     progress: ProgressHook | None = None
     options: Any = None  # what the engine's `configure` made of its flags, or None
     workers: int = 1  # threads (engines with the `workers` capability; the others run on one)
+    checkpoint: Checkpoint | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

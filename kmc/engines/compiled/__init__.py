@@ -15,7 +15,7 @@ class CompiledEngine(Engine):
     name = "compiled"
     summary = ("the vector engine with the model compiled to native kernels (LLVM): same results, faster on "
                "wide models")
-    capabilities = Capabilities(check=True, shortest_traces=True, workers=True, spills=True)
+    capabilities = Capabilities(check=True, shortest_traces=True, workers=True, spills=True, checkpoints=True)
 
     def check(self, job: CheckJob) -> CheckResult:
         if importlib.util.find_spec("llvmlite") is None:
@@ -23,7 +23,8 @@ class CompiledEngine(Engine):
                            "pip install 'kmc[compiled]'")
         from kmc.engines.compiled.engine import Search
 
-        return Search(job.model, job.invariants, job.limits, job.search, job.progress, workers=job.workers).run()
+        return Search(job.model, job.invariants, job.limits, job.search, job.progress, workers=job.workers,
+                      checkpoint=job.checkpoint).run()
 
     def notes(self, result: CheckResult) -> list[str]:
         from kmc.engines.vector.disk import notes

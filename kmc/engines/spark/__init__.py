@@ -15,6 +15,7 @@ Its vocabulary:
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 
 from typing import Any, Mapping
 
@@ -38,14 +39,10 @@ class SparkEngine(Engine):
                           "local master)"),
         EngineOption(flag="--conf", dest="spark_conf", kind="pairs", metavar="KEY=VALUE",
                      help="a Spark setting (repeatable), e.g. spark.executor.memory=8g"),
-        EngineOption(flag="--checkpoint-dir", dest="checkpoint_dir", kind="path", metavar="DIR", one_run=True,
-                     help="write each completed level to DIR (Parquet), for --resume"),
         EngineOption(flag="--spark-threshold", dest="spark_threshold", kind="int", minimum=0, metavar="N",
                      one_run=True,
                      help="run levels in-process (vector engine) until N states are known, then on Spark "
                           f"(default {DEFAULT_THRESHOLD:,}; 0: every level on Spark; with --checkpoint-dir, 0)"),
-        EngineOption(flag="--resume", dest="resume", kind="flag", one_run=True,
-                     help="continue the run kept in --checkpoint-dir (after its driver died)"),
     )
 
     def configure(self, values: Mapping[str, Any], *, one_run: bool) -> Any:
@@ -55,23 +52,17 @@ class SparkEngine(Engine):
         if any(importlib.util.find_spec(name) is None for name in ("pyspark", "pyarrow")):
             raise BadInput(NEEDS_PYSPARK)
 
-        checkpoint_dir, resume = values.get("checkpoint_dir"), bool(values.get("resume"))
-        threshold = values.get("spark_threshold")
-        if resume and checkpoint_dir is None:
-            raise BadInput("--resume needs --checkpoint-dir DIR, the directory of the run to continue")
-        if threshold and checkpoint_dir is not None:
-            raise BadInput("--spark-threshold: a checkpointed run keeps every level on Spark (it must be 0 or absent "
-                           "with --checkpoint-dir)")
-        if threshold is None:
-            threshold = 0 if checkpoint_dir is not None else DEFAULT_THRESHOLD
         return SparkOptions(check_master(values.get("master") or DEFAULT_MASTER), values.get("partitions"),
-                            tuple(parse_conf(values.get("spark_conf") or ()).items()), checkpoint_dir, resume,
-                            threshold)
+                            tuple(parse_conf(values.get("spark_conf") or ()).items()),
+                            threshold=values.get("spark_threshold"))
 
     def check(self, job: CheckJob) -> CheckResult:
         from kmc.engines.spark import engine
 
-        return engine.check(job.model, job.invariants, job.limits, job.search, job.progress, job.options)
+        options = job.options or engine.SparkOptions()
+        if job.checkpoint is not None:
+            options = replace(options, checkpoint_dir=job.checkpoint.directory, resume=job.checkpoint.resume)
+        return engine.check(job.model, job.invariants, job.limits, job.search, job.progress, options)
 
     def simulate(self, job: SimulateJob) -> CheckResult:
         from kmc.engines.simulation.on_spark import simulate

@@ -60,7 +60,7 @@ from kmc.engines.result import CheckResult, Progress
 from kmc.engines.interface import Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
 from kmc.engines.spark.session import is_loopback, start, zip_single
-from kmc.errors import RunFailed
+from kmc.errors import BadInput, RunFailed
 from kmc.engines.symmetry import lexmin
 from kmc.engines.vector.engine import replay_paths
 from kmc.model.core import Invariant, Model, State
@@ -75,7 +75,8 @@ class SparkOptions:
     conf: tuple[tuple[str, str], ...] = ()
     checkpoint_dir: Path | None = None
     resume: bool = False
-    threshold: int = DEFAULT_THRESHOLD  # levels run in-process until this many states are known
+    threshold: int | None = None  # levels run in-process until this many states are known (default
+    # DEFAULT_THRESHOLD; 0, every level on Spark, with a checkpoint_dir)
     factory: ModelFactory | None = None  # how executors rebuild the model; default ModelFactory.of(model, invariants)
     fault: tasks.Fault | None = None  # test-only: fail one task once
     park: bool | None = None  # owner partitions as files on the host; None: when the master is local or loopback
@@ -126,6 +127,11 @@ class _Run:
         self.search = search
         self.progress = progress
         self.options = options
+        if options.checkpoint_dir is not None and options.threshold:
+            raise BadInput("--spark-threshold: a checkpointed run keeps every level on Spark (it must be 0 or absent "
+                           "with --checkpoint-dir)")
+        self.threshold = (0 if options.checkpoint_dir is not None else DEFAULT_THRESHOLD) \
+            if options.threshold is None else options.threshold
         if options.factory is None:
             self.factory = ModelFactory.of(model, self.invariants)
         else:
@@ -184,10 +190,10 @@ class _Run:
             manifest = store.proved(root)  # before Spark starts: a checkpoint that does not prove itself is refused
             self._start_spark(len(self.model.initial_states()))
             depth = self._resume(root, manifest)
-        elif root is None and self.options.threshold > 0:
+        elif root is None and self.threshold > 0:
             engine = compiled.Search if self.compiled else vector.Search
             search = engine(self.model, self.invariants, self.limits, self.search, self.progress)
-            level, depth = search.explore(handoff=self.options.threshold)
+            level, depth = search.explore(handoff=self.threshold)
             if level is None or not level.size or search.stopped_by is not None:
                 done = search.result(depth)  # the whole run stayed below --spark-threshold
                 done.engine = "spark"

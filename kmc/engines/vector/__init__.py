@@ -11,13 +11,13 @@ class VectorEngine(Engine):
     name = "vector"
     summary = "breadth-first, a level at a time over numpy arrays: same results as scalar, fast"
     capabilities = Capabilities(check=True, simulate=True, liveness=True, symmetry=True, coverage=True,
-                                shortest_traces=True, workers=True, spills=True)
+                                shortest_traces=True, workers=True, spills=True, checkpoints=True)
 
     def check(self, job: CheckJob) -> CheckResult:
         from kmc.engines.vector.engine import Search
 
         return Search(job.model, job.invariants, job.limits, job.search, job.progress, job.properties,
-                      workers=job.workers).run()
+                      workers=job.workers, checkpoint=job.checkpoint).run()
 
     def notes(self, result: CheckResult) -> list[str]:
         from kmc.engines.vector.disk import notes

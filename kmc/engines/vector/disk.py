@@ -80,9 +80,12 @@ class Spill:
 
 
 def notes(result: CheckResult) -> list[str]:
-    """The line a run that spilled adds under its summary."""
+    """The lines the vector and compiled engines add under a run's summary: where it resumed, what it spilled."""
+    out = []
+    if result.engine_stats.get("resumed_at"):
+        out.append(f"Resumed from --checkpoint-dir after level {result.engine_stats['resumed_at']}.")
     spill = result.engine_stats.get("spill")
     if not spill:
-        return []
-    return [f"Spilled past --memory-limit {spill['spills']} times: {spill['states_on_disk']:,} visited states in "
+        return out
+    return [*out, f"Spilled past --memory-limit {spill['spills']} times: {spill['states_on_disk']:,} visited states in "
             f"{spill['runs']} runs on disk, {spill['disk_bytes'] / 2**20:,.0f} MiB of disk with the links and levels."]

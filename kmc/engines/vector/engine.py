@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from pathlib import Path
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, Sequence
 
@@ -35,6 +36,8 @@ import numpy as np
 
 from kmc.engines.simulation.coverage import Coverage
 from kmc.engines.liveness import check as liveness
+from kmc.engines import checkpoints
+from kmc.engines.vector import checkpoint
 from kmc.engines.vector.disk import Spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
@@ -44,10 +47,10 @@ from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes
 from kmc.semantics.scalar import ScalarModel
-from kmc.engines.interface import Limits, ProgressHook, SearchOptions
+from kmc.engines.interface import Checkpoint, Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
 from kmc.engines.symmetry import lexmin
-from kmc.errors import ReplayError
+from kmc.errors import BadInput, ReplayError
 from kmc.model.core import Invariant, Model, State
 
 U64 = np.uint64
@@ -70,8 +73,10 @@ def check(
     progress: ProgressHook | None = None,
     properties: Sequence[Property] = (),
     workers: int = 1,
+    checkpoint: Checkpoint | None = None,
 ) -> CheckResult:
-    return Search(model, invariants, limits, search, progress, properties, workers=workers).run()
+    return Search(model, invariants, limits, search, progress, properties, workers=workers,
+                  checkpoint=checkpoint).run()
 
 
 class NextLevel:
@@ -93,8 +98,11 @@ class Search:
     engine = "vector"  # the name results and errors give
 
     def __init__(self, model: Model, invariants: Sequence[Invariant], limits: Limits, options: SearchOptions,
-                 progress: ProgressHook | None, properties: Sequence[Property] = (), *, workers: int = 1):
+                 progress: ProgressHook | None, properties: Sequence[Property] = (), *, workers: int = 1,
+                 checkpoint: Checkpoint | None = None):
         self.started = time.perf_counter()
+        self.checkpoint = checkpoint  # each completed level kept on disk (kmc/engines/vector/checkpoint.py)
+        self.resumed_at: int | None = None
         self.workers = workers
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="kmc-expand") if workers > 1 else None
         self.cpu_started = time.process_time()
@@ -125,6 +133,10 @@ class Search:
         self.generated = 0
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if options.coverage else None
+        if checkpoint is not None and (self.properties or self.coverage is not None):
+            raise BadInput(f"--checkpoint-dir: the {self.engine} engine keeps levels, not liveness graphs or coverage: "
+                           "drop the checkpoint, or --property/--properties/--coverage (--no-properties checks safety "
+                           "only)")
 
     def level_step(self, model: Model, invariants: Sequence[Invariant], options: SearchOptions) -> LevelStep:
         """How a chunk of a level is expanded (the compiled engine's runs native kernels)."""
@@ -156,7 +168,11 @@ class Search:
         initial = self.model.initial_states()
         depth = 0
         level: Level | None = None  # the last level
-        if initial:
+        if self.checkpoint is not None and self.checkpoint.resume:
+            level, depth = self._resume(self.checkpoint.directory)
+        elif self.checkpoint is not None:
+            checkpoints.check_fresh(self.checkpoint.directory)
+        if initial and level is None:
             rows = np.array(initial, dtype=np.int64)
             self.step.check_range(rows, "an initial state")
             first = self.step.block(rows)
@@ -202,6 +218,8 @@ class Search:
             result.coverage = self.coverage.to_json()
         if self.spill is not None:
             result.engine_stats["spill"] = self.spill.stats()
+        if self.resumed_at is not None:
+            result.engine_stats["resumed_at"] = self.resumed_at
         if self.properties:
             self._liveness(result)
         return result
@@ -364,10 +382,80 @@ class Search:
             nxt.iids.clear()
         keys = nxt.keys.merged()
         self.visited.merge(keys.sort_key, keys.extras)
-        self.seen.fit([self.visited.sort_key, *([] if self.spill is None else self.spill.sort_keys())])
+        self._fit()
         if self.properties and len(level):
             self.levels.append(level.words())
+        if self.checkpoint is not None and self.stopped_by is None and len(level):
+            self._keep(depth + 1, keys, level)
         return level
+
+    def _fit(self) -> None:
+        self.seen.fit([self.visited.sort_key, *([] if self.spill is None else self.spill.sort_keys())])
+
+    # -- checkpoints -------------------------------------------------------------------------
+
+    def _identity(self) -> dict[str, Any]:
+        return checkpoint.identity(self.model, self.invariants, self.options, self.fmt)
+
+    def _keep(self, number: int, keys: Visited, level: Level) -> None:
+        """Level `number`, complete and merged, in --checkpoint-dir (kmc/engines/vector/checkpoint.py)."""
+        assert self.checkpoint is not None
+        arrays = checkpoint.key_arrays(keys)
+        if number > 1:
+            arrays.update({"links-parent": self.parents[-1], "links-action": self.iids[-1]})
+        arrays.update(checkpoint.frontier_arrays(level, self.codes))
+        checkpoint.write_level(self.checkpoint.directory, number, arrays, {
+            **self._identity(),
+            "level_size": len(level),
+            "distinct": self.distinct,
+            "generated": self.generated,
+            "initial": [list(s) for s in self.initial],
+            "first": {str(k): list(v) for k, v in self.violations.first.items()},
+            "counts": {str(k): v for k, v in self.violations.counts.items()},
+            "found_at": [[list(st), lv, index] for st, (lv, index) in self.found_at.items()],
+        })
+
+    def _resume(self, root: Path) -> tuple[Level, int]:
+        """The run kept in `root`, proved and checked, back in this search: its last level and depth."""
+        stored = checkpoint.Stored(root, self._identity())
+        m = stored.manifest
+        coded = self.codes is not None
+        if self.codes is not None:
+            self.codes = stored.codes(self.fmt)
+            self.visited = Visited(self.fmt, list(self.codes.dtypes))
+        for number in range(1, stored.depth + 1):
+            sort_key, extras = stored.keys(number, self.fmt, coded)
+            if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
+                raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
+            for w, x in enumerate(extras):
+                if self.codes is not None and len(x) and int(x.max()) >= len(self.codes.values[w]):
+                    raise BadInput(f"--resume: {root}: a key of level {number} has a code beyond its dictionary: "
+                                   "the run cannot be resumed")
+            self.visited.merge(np.array(sort_key), [np.array(x) for x in extras])
+            if number > 1:
+                parents, iids = stored.links(number, stored.sizes[number - 2], self.step.count,
+                                              np.dtype(self.step.iid_dtype))
+                self.parents.append(parents)
+                self.iids.append(iids)
+            self.seen.add(sort_key)  # the filter holds every visited key
+            self._exhausted()  # past --memory-limit, what is loaded so far goes to disk
+        self._fit()
+        try:
+            self.generated = int(m["generated"])
+            self.initial = [tuple(int(v) for v in s) for s in m["initial"]]
+            self.violations.first = {int(k): tuple(int(v) for v in s) for k, s in m["first"].items()}
+            self.violations.counts = {int(k): int(v) for k, v in m["counts"].items()}
+            self.found_at = {tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]}
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise BadInput(f"--resume: {root}: the manifest's counts or violations are malformed ({e!r})") from e
+        known = set(self.model.initial_states())
+        if len(self.initial) != stored.sizes[0] or not set(self.initial) <= known \
+                or any(k not in range(len(self.invariants)) for k in self.violations.first) \
+                or set(self.violations.counts) != {k for k, i in enumerate(self.invariants) if i.report}:
+            raise BadInput(f"--resume: {root}: the manifest's initial states or violations are not this model's: "
+                           "the run cannot be resumed")
+        self.resumed_at = stored.depth
+        return stored.frontier(self.fmt, self.codes if self.coded_levels else None, self.step.packing.words), stored.depth
 
     def _exhausted(self, level: Level | None = None) -> str | None:
         """What ends the run now, if anything. Past --memory-limit the run goes on (unless it

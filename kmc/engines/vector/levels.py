@@ -50,6 +50,11 @@ class Level:
         return self._coded[0].nbytes + sum(x.nbytes for x in self._coded[1])
 
     @property
+    def coded(self) -> tuple[np.ndarray, list[np.ndarray]] | None:
+        """(sort keys, coded words), or None for a level held as words."""
+        return self._coded
+
+    @property
     def memory_bytes(self) -> int:
         """What it holds in memory (not on disk)."""
         arrays = [self._words] if self._words is not None else [self._coded[0], *self._coded[1]] if self._coded else []

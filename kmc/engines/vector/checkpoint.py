@@ -1,0 +1,141 @@
+"""`--checkpoint-dir DIR` and `--resume` for the vector and compiled engines: each completed
+level on disk, and a stopped run continued from the last one.
+
+After level L is merged into the visited set, DIR/level-LLLL/ gets, as NumPy .npy files (read
+back without pickles: data, never code):
+
+- `keys-sort.npy`, `keys-word-W.npy`: the level's keys as the visited set holds them (sorted by
+  sort key; the other words coded, kmc/engines/vector/keyset.py);
+- `links-parent.npy`, `links-action.npy` (from level 2): each state's parent in the level before
+  and the instance that reached it, for counterexamples;
+- `frontier-*.npy`: the level's states in the scalar engine's order (the keys again, coded, or
+  the packed words with --symmetry), and the word dictionaries; kept for the last level only.
+
+Then the manifest is replaced (kmc/engines/checkpoints.py: the run's identity, the counts, the
+violations found so far, every file's size and SHA-256 under a digest). `--resume` proves the
+directory first, checks it is the same run (model fingerprint, settings, invariants, search
+options), checks every array's type and length against the manifest, rebuilds the visited set
+from the levels' keys (spilling past --memory-limit as a run does) and goes on from the last
+level's frontier: the results are those of a run that never stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from kmc.engines import checkpoints
+from kmc.engines.checkpoints import Layout, level_dir
+from kmc.engines.interface import SearchOptions
+from kmc.engines.vector.keyset import KeyFormat, Visited, WordCodes
+from kmc.engines.vector.levels import Level
+from kmc.errors import BadInput
+from kmc.model.core import Invariant, Model
+
+LAYOUT = Layout("vector", 1, "frontier-")
+_CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
+
+
+def identity(model: Model, invariants: Sequence[Invariant], search: SearchOptions, fmt: KeyFormat) -> dict[str, Any]:
+    """What names a run in its manifest (as JSON reads it back)."""
+    named = {"model": model.name, "settings": dict(model.settings), "invariants": [i.name for i in invariants],
+             "model_fingerprint": checkpoints.fingerprint(model, invariants), "symmetry": search.symmetry,
+             "keep_going": search.keep_going, "key_words": fmt.words}
+    return json.loads(json.dumps(named))
+
+
+def write_level(root: Path, level: int, arrays: dict[str, np.ndarray], manifest: dict[str, Any]) -> None:
+    """Level `level`'s arrays (name -> array) in its directory, then the manifest naming them."""
+    d = level_dir(root, level)
+    d.mkdir(parents=True, exist_ok=True)
+    for name, a in arrays.items():
+        np.save(d / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+    checkpoints.write_manifest(root, {**manifest, "depth": level}, LAYOUT)
+
+
+class Stored:
+    """A proved checkpoint directory, read back array by array with their types and lengths checked."""
+
+    def __init__(self, root: Path, expected: dict[str, Any]):
+        self.root = root
+        self.manifest = checkpoints.proved(root, LAYOUT)
+        checkpoints.same_run(root, self.manifest, expected)
+        self.depth = int(self.manifest["depth"])
+        self.sizes = [int(lv["keys"]) for lv in self.manifest["levels"]]
+
+    def array(self, level: int, name: str, dtypes: Sequence[np.dtype], length: int | None) -> np.ndarray:
+        """An array of level `level`, mapped read-only: BadInput unless it is one-dimensional, of
+        one of `dtypes` and of `length` elements."""
+        path = level_dir(self.root, level) / f"{name}.npy"
+        try:
+            a = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise BadInput(f"--resume: {path}: not a NumPy array file kmc wrote ({e})") from e
+        if a.ndim != 1 or a.dtype not in dtypes or (length is not None and len(a) != length):
+            raise BadInput(f"--resume: {path}: {a.dtype}{list(a.shape)}, expected one of "
+                           f"{', '.join(str(d) for d in dtypes)} with {length} elements: the run cannot be resumed")
+        return a
+
+    def keys(self, level: int, fmt: KeyFormat, coded: bool, name: str = "keys") -> tuple[np.ndarray, list[np.ndarray]]:
+        size = self.sizes[level - 1]
+        sort_key = self.array(level, f"{name}-sort", [np.dtype(np.uint64)], size)
+        extras = [self.array(level, f"{name}-word-{w}", _CODE_DTYPES if coded else [dt], size)
+                  for w, dt in enumerate(fmt.extra_dtypes)]
+        return sort_key, extras
+
+    def codes(self, fmt: KeyFormat) -> WordCodes:
+        """The word dictionaries of the last level."""
+        codes = WordCodes(fmt)
+        for w in range(fmt.words - 1):
+            values = np.array(self.array(self.depth, f"frontier-codes-{w}", [np.dtype(np.uint64)], None))
+            if len(np.unique(values)) != len(values):
+                raise BadInput(f"--resume: {level_dir(self.root, self.depth)}/frontier-codes-{w}.npy: a dictionary "
+                               "with a value twice: the run cannot be resumed")
+            codes.values[w] = values
+            codes.index[w] = np.argsort(values, kind="stable")
+            codes.sorted[w] = values[codes.index[w]]
+            codes.dtypes[w] = next(d for d in _CODE_DTYPES if len(values) <= 2 ** (8 * d.itemsize))
+        return codes
+
+    def links(self, level: int, before: int, instances: int, iid_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+        """The parent links of level `level` (2 or more), checked against the level before's size
+        (`before`) and the model's instance count."""
+        size = self.sizes[level - 1]
+        parents = self.array(level, "links-parent", [np.dtype(np.int32)], size)
+        iids = self.array(level, "links-action", [np.dtype(iid_dtype)], size)
+        if size and (int(parents.min()) < 0 or int(parents.max()) >= before or int(iids.max()) >= instances):
+            raise BadInput(f"--resume: {level_dir(self.root, level)}: a parent link out of range: "
+                           "the run cannot be resumed")
+        return parents, iids
+
+    def frontier(self, fmt: KeyFormat, codes: WordCodes | None, words: int) -> Level:
+        """The last level's states, as the run held them: coded when `codes` are given."""
+        level, size = self.depth, self.sizes[-1]
+        if codes is None:
+            rows = [self.array(level, f"frontier-words-{w}", [np.dtype(np.uint64)], size) for w in range(words)]
+            return Level.of_words(np.stack(rows) if rows else np.zeros((0, size), dtype=np.uint64))
+        sort_key, extras = self.keys(level, fmt, True, "frontier")
+        for w, x in enumerate(extras):
+            if len(x) and int(x.max()) >= len(codes.values[w]):
+                raise BadInput(f"--resume: {level_dir(self.root, level)}/frontier-word-{w}.npy: a code beyond its "
+                               "dictionary: the run cannot be resumed")
+        return Level.of_codes(sort_key, extras, fmt, codes)
+
+
+def frontier_arrays(level: Level, codes: WordCodes | None) -> dict[str, np.ndarray]:
+    """The files of a level's frontier, and of the dictionaries that read it and the keys."""
+    if level.coded is None:
+        out = {f"frontier-words-{w}": row for w, row in enumerate(level.words())}
+    else:
+        sort_key, extras = level.coded
+        out = {"frontier-sort": sort_key, **{f"frontier-word-{w}": x for w, x in enumerate(extras)}}
+    if codes is not None:
+        out.update({f"frontier-codes-{w}": values for w, values in enumerate(codes.values)})
+    return out
+
+
+def key_arrays(keys: Visited) -> dict[str, np.ndarray]:
+    return {"keys-sort": keys.sort_key, **{f"keys-word-{w}": x for w, x in enumerate(keys.extras)}}

@@ -1,0 +1,129 @@
+"""--checkpoint-dir and --resume on the vector and compiled engines (kmc/engines/vector/checkpoint.py):
+a run stopped after a level and resumed is the run that never stopped, and a checkpoint that
+is not this run's, or not intact, is refused in one line.
+
+Second computation: the same engine, uninterrupted. Runs are stopped by --max-depth (the levels
+written so far are complete) and resumed with no limit; 3-broker-free configurations keep them
+small. Replication `hw` with --continue finds violations before and after the stop, so their
+traces are rebuilt from links written before it; --symmetry stores levels as words apart from
+their canonical keys; kraft's wide keys are coded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from kmc.api import Checkpoint, Limits, SearchOptions, check
+from kmc.cli.main import main
+from kmc.errors import BadInput
+from tests.conftest import build
+from tests.test_vector_parity import outcome
+
+KRAFT = dict(mode="kip966", brokers=2, replication_factor=2, init_isr_size=2, unclean_shutdown_limit=1)
+RUNS = [
+    ("replication", dict(mode="hw"), SearchOptions(keep_going=True), 5),
+    ("replication", dict(mode="kip320"), SearchOptions(symmetry=True), 7),
+    ("kraft", KRAFT, SearchOptions(), 9),
+    ("examples/two_phase_commit/model.py", dict(rms=3), SearchOptions(keep_going=True), 4),
+]
+
+
+def _stopped(root: Path, name: str, settings: dict[str, Any], search: SearchOptions, at: int,
+             engine: str = "vector") -> tuple[Any, list[Any]]:
+    model, invariants = build(name, **settings)
+    first = check(model, invariants, engine=engine, search=search, limits=Limits(max_depth=at),
+                  checkpoint=Checkpoint(directory=root))
+    assert first.stopped_by == "max-depth"
+    return model, invariants
+
+
+@pytest.mark.parametrize("engine", ["vector", "compiled"])
+@pytest.mark.parametrize("name, settings, search, at", RUNS, ids=[f"{r[0].split('/')[-2] if '/' in r[0] else r[0]}-{i}"
+                                                                  for i, r in enumerate(RUNS)])
+def test_a_resumed_run_is_the_run_that_never_stopped(tmp_path: Path, engine: str, name: str, settings: dict[str, Any],
+                                                     search: SearchOptions, at: int) -> None:
+    if engine == "compiled" and search.symmetry:
+        pytest.skip("the compiled engine has no --symmetry")
+    model, invariants = _stopped(tmp_path, name, settings, search, at, engine)
+    want = outcome(check(model, invariants, engine=engine, search=search))
+    resumed = check(model, invariants, engine=engine, search=search, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    assert outcome(resumed) == want
+    assert resumed.engine_stats["resumed_at"] == at
+    # a complete run's last level is in the directory too: resuming it again gives the same result
+    again = check(model, invariants, engine=engine, search=search, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    assert outcome(again) == want
+
+
+def test_resuming_past_the_memory_limit_spills_while_it_loads(tmp_path: Path) -> None:
+    model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 12)
+    want = outcome(check(model, invariants))
+    resumed = check(model, invariants, limits=Limits(memory_limit=1), checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    assert outcome(resumed) == want
+    assert resumed.engine_stats["spill"]["states_on_disk"] > 0
+
+
+def test_another_run_is_refused(tmp_path: Path) -> None:
+    _stopped(tmp_path, "replication", dict(mode="kip320"), SearchOptions(), 4)
+    model, invariants = build("replication", mode="kip101")
+    with pytest.raises(BadInput, match=r"^--resume: the run in .* has settings .*resume with the same settings$"):
+        check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    model, invariants = build("replication", mode="kip320")
+    with pytest.raises(BadInput, match=r"^--checkpoint-dir .*: holds a run already; add --resume"):
+        check(model, invariants, checkpoint=Checkpoint(directory=tmp_path))
+
+
+def _rewrite(root: Path, level: int, name: str, a: np.ndarray) -> None:
+    """Replace a file and re-sign the manifest, as someone who knows the format could: what
+    only the checks of the arrays themselves can catch."""
+    path = root / f"level-{level:04d}" / name
+    np.save(path, a, allow_pickle=False)
+    m = json.loads((root / "manifest.json").read_text())
+    m["levels"][level - 1]["files"][name] = [path.stat().st_size, hashlib.sha256(path.read_bytes()).hexdigest()]
+    content = {k: v for k, v in m.items() if k != "digest"}
+    m["digest"] = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("links-parent.npy", lambda a: a + 10**6, "a parent link out of range"),
+    ("links-parent.npy", lambda a: a[:-1], r"expected one of int32 with \d+ elements"),
+    ("keys-sort.npy", lambda a: a[::-1].copy(), "the keys of level 4 are not sorted"),
+    ("keys-sort.npy", lambda a: a.astype(np.int64), "expected one of uint64"),
+])
+def test_a_checkpoint_whose_arrays_are_wrong_is_refused(tmp_path: Path, name: str, change: Any, message: str) -> None:
+    model, invariants = _stopped(tmp_path, "replication", dict(mode="kip320"), SearchOptions(), 5)
+    a = np.load(tmp_path / "level-0004" / name)
+    _rewrite(tmp_path, 4, name, change(a))
+    with pytest.raises(BadInput, match=message):
+        check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+
+
+def test_an_altered_file_is_refused(tmp_path: Path) -> None:
+    model, invariants = _stopped(tmp_path, "replication", dict(mode="kip320"), SearchOptions(), 5)
+    path = tmp_path / "level-0003" / "keys-sort.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 1
+    path.write_bytes(bytes(data))
+    with pytest.raises(BadInput, match=r"keys-sort.npy: its SHA-256 is not the one the manifest lists"):
+        check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--resume"], "kmc: error: --resume needs --checkpoint-dir DIR, the directory of the run to continue"),
+    (["--engine", "scalar", "--checkpoint-dir", "DIR"],
+     "kmc: error: --checkpoint-dir: the scalar engine keeps no checkpoints; the vector, spark and compiled engines do"),
+    (["--coverage", "--checkpoint-dir", "DIR"], "kmc: error: --checkpoint-dir: the vector engine keeps levels, not "
+     "liveness graphs or coverage: drop the checkpoint, or --property/--properties/--coverage (--no-properties checks "
+     "safety only)"),
+])
+def test_the_command_line_says_what_is_wrong(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                            message: str) -> None:
+    args = [str(tmp_path / "run") if a == "DIR" else a for a in args]
+    assert main(["check", "replication", "--mode", "kip320", "-q", *args]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == message
+    assert not (tmp_path / "run").exists()  # nothing half-written
