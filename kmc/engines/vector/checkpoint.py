@@ -94,10 +94,7 @@ class Stored:
             if len(np.unique(values)) != len(values):
                 raise BadInput(f"--resume: {level_dir(self.root, self.depth)}/frontier-codes-{w}.npy: a dictionary "
                                "with a value twice: the run cannot be resumed")
-            codes.values[w] = values
-            codes.index[w] = np.argsort(values, kind="stable")
-            codes.sorted[w] = values[codes.index[w]]
-            codes.dtypes[w] = next(d for d in _CODE_DTYPES if len(values) <= 2 ** (8 * d.itemsize))
+            codes.restore(w, values)
         return codes
 
     def links(self, level: int, before: int, instances: int, iid_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:

@@ -30,6 +30,7 @@ import time
 from collections import deque
 from pathlib import Path
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -181,7 +182,7 @@ class Search:
             def build(order: np.ndarray) -> Block:
                 return self.step.block(first.rows[order])
 
-            level = self._close(self._accept(self._distinct(lexmin(first.keys), rank), rank, build, 0,
+            level = self._close(self._accept(self._fresh(self._distinct(lexmin(first.keys), rank), build), rank, 0,
                                              NextLevel(self), 0), 0)
             depth = 1
 
@@ -267,7 +268,7 @@ class Search:
             if start and (exhausted := self._exhausted()) is not None:
                 self.stopped_by = exhausted
                 break
-            candidates, distinct = ahead.popleft().result()
+            candidates, fresh = ahead.popleft().result()
             if self.workers > 1:
                 expand(i + self.workers)
             if candidates is not None and self.properties:
@@ -275,8 +276,8 @@ class Search:
             if candidates is not None and self.coverage is not None:
                 self.coverage.enabled += candidates.enabled
                 self.coverage.fired += candidates.enabled  # breadth-first search takes every enabled step
-            if candidates is not None and distinct is not None:
-                self._accept(distinct, candidates.rank, candidates.build, depth, nxt, start, candidates.stutter)
+            if candidates is not None and fresh is not None:
+                self._accept(fresh, candidates.rank, depth, nxt, start, candidates.stutter)
             if self.stopped_by is not None:
                 break
             if self.workers == 1:
@@ -295,44 +296,74 @@ class Search:
             done.set_exception(e)
         return done
 
-    def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Distinct | None]:
-        """The candidates of the states of `level` from `start` to `stop`, and their distinct keys."""
+    def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Fresh | None]:
+        """The candidates of the states of `level` from `start` to `stop`, and those of their
+        distinct keys that no earlier level holds (on a worker thread, with N workers)."""
         candidates = self.step.expand(self.step.unpack(level.words(start, stop)), drop_stutter=True)
         if candidates is None:
             return None, None
-        return candidates, self._distinct(candidates.canonical, candidates.rank)
+        return candidates, self._fresh(self._distinct(candidates.canonical, candidates.rank), candidates.build)
 
     def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
         the scalar engine), each with its smallest rank."""
         return first_occurrences(*self.fmt.split(canonical), rank)
 
-    def _accept(self, distinct: Distinct, rank: np.ndarray, build: Any, depth: int,
-                nxt: NextLevel, start: int, stutter: np.ndarray | None = None) -> NextLevel:
-        """From the distinct candidate successors of a chunk of a level starting at `start`
-        (and the ranks of all of them), drop the visited ones and those an earlier chunk found,
-        check invariants, apply the limits; add the new states to the next level."""
+    def _fresh(self, distinct: Distinct, build: Any) -> Fresh:
+        """The distinct keys no earlier level holds, their states and the invariants they break:
+        what a worker does for the main thread. It reads the visited set, the runs on disk, the
+        key filter and the dictionaries, which the main thread only adds to while workers run
+        (kmc/engines/vector/keyset.py:WordCodes.lookup); the visited set is read before the runs,
+        as a spill adds a run before it empties the set."""
         s, e, first = distinct
+        visited = self.visited
+        unknown = np.zeros(len(s), dtype=bool)
+        raw: list[np.ndarray] = []
         if self.codes is not None:
-            e = self.codes.code(e, [self.visited, *nxt.keys.runs])
-        maybe = np.flatnonzero(self.seen.maybe(s))  # the others are neither visited nor found earlier
+            raw = e
+            e, unknown = self.codes.lookup(e)
+        maybe = np.flatnonzero(self.seen.maybe(s) & ~unknown)  # the others are in no earlier level
+        known = np.zeros(len(s), dtype=bool)
+        known[maybe] = visited.find(s[maybe], [x[maybe] for x in e])[0]
+        spill = self.spill
+        if spill is not None:
+            unsure = maybe[~known[maybe]]
+            known[unsure] = spill.find(s[unsure], [x[unsure] for x in e])
+        fresh = np.flatnonzero(~known)  # in sort-key order
+        ranks = first[fresh]
+        order = argsort_unique(ranks)  # the same, in the scalar engine's order
+        block = build(ranks[order]) if len(order) else None
+        bad = {} if block is None else {k: self.step.violating(block.cols, k) for k in self.violations.pending}
+        late = np.flatnonzero(unknown[fresh])
+        return Fresh(s[fresh], [x[fresh] for x in e], ranks, order, block, bad, late, [x[fresh[late]] for x in raw])
+
+    def _accept(self, fresh: Fresh, rank: np.ndarray, depth: int, nxt: NextLevel, start: int,
+                stutter: np.ndarray | None = None) -> NextLevel:
+        """From a chunk's candidates in no earlier level (`fresh`; `rank`: the ranks of all the
+        chunk's candidates; the chunk starts at `start` in its level) drop those an earlier
+        chunk of this level found, apply the invariants and the limits; add the new states to
+        the next level."""
+        s, e = fresh.sort_key, fresh.extras
+        if self.codes is not None and len(fresh.late):  # words the dictionaries learn now
+            stores = [self.visited, *nxt.keys.runs]
+            coded = self.codes.code(fresh.raw, stores)
+            e = [x if x.dtype.itemsize >= c.dtype.itemsize else x.astype(c.dtype) for x, c in zip(e, coded)]
+            for x, c in zip(e, coded):
+                x[fresh.late] = c
+        maybe = np.flatnonzero(self.seen.maybe(s))  # the others were not found earlier in this level
         earlier = np.zeros(len(s), dtype=bool)
         earlier[maybe] = nxt.keys.find(s[maybe], [x[maybe] for x in e])
-        unsure = maybe[~earlier[maybe]]
-        known = np.zeros(len(s), dtype=bool)
-        known[unsure] = self.visited.find(s[unsure], [x[unsure] for x in e])[0]
-        if self.spill is not None:
-            unsure = unsure[~known[unsure]]
-            known[unsure] = self.spill.find(s[unsure], [x[unsure] for x in e])
-        new = np.flatnonzero(~(known | earlier))
-        order = new[argsort_unique(first[new])]  # the new keys, in the scalar engine's order
-        level_rank = first[order]
         stutters = 0 if stutter is None else len(stutter)  # steps to the parent itself: generated, never new
-        if not len(order):
+        keep = np.flatnonzero(~earlier[fresh.order])  # positions in the block (scalar order) of the new keys
+        if not len(keep):
             self.generated += len(rank) + stutters
             return nxt
-        block: Block = build(level_rank)
-        cut = self._limit(block, depth, len(nxt))
+        order = fresh.order[keep]  # the new keys (indices into s), in the scalar engine's order
+        level_rank = fresh.first[order]
+        assert fresh.block is not None
+        size = fresh.block.size
+        block = fresh.block if len(keep) == size else fresh.block.take(keep)
+        cut = self._limit(block, _kept(fresh.bad, keep, size, self.violations.pending), depth, len(nxt))
         kept = np.sort(order[:cut])
         nxt.keys.add(s[kept], [x[kept] for x in e])
         self.seen.add(s[kept])
@@ -488,18 +519,16 @@ class Search:
         if level is not None:
             level.store(spill.save)
 
-    def _limit(self, level: Block, depth: int, offset: int) -> int:
-        """How many states of a chunk's new states (the level's from `offset` on) the run
-        keeps: all, or up to the first violation (unless --continue) or to --max-states, as
-        the scalar engine would stop."""
+    def _limit(self, level: Block, bad: dict[int, np.ndarray], depth: int, offset: int) -> int:
+        """How many states of a chunk's new states (the level's from `offset` on; `bad`: the
+        states violating each invariant still pending) the run keeps: all, or up to the first
+        violation (unless --continue) or to --max-states, as the scalar engine would stop."""
         m = level.size
         cut, full = m, False
         known = self.distinct + offset
         if self.limits.max_states is not None and known + m >= self.limits.max_states:
             cut, full = self.limits.max_states - known, True
-        pending = self.violations.pending
-        if pending and m:
-            bad = {k: self.step.violating(level.cols, k) for k in pending}
+        if bad and m:
             safety = [int(b[0]) for k, b in bad.items() if not self.invariants[k].report and b.size and b[0] < cut]
             if safety and not self.options.keep_going:
                 cut = min(safety) + 1
@@ -555,6 +584,39 @@ def replay_paths(model: Model, paths: dict[State, tuple[State, list[int]]], engi
         if current != state:
             raise ReplayError(f"{engine} engine: replaying the recorded path does not reach the violating state")
     return links
+
+
+@dataclass
+class Fresh:
+    """A chunk's distinct candidates that no earlier level holds, as a worker found them:
+    their keys in sort-key order (other words coded), smallest ranks, the order of their
+    ranks, their states in that order, and per invariant still pending the states (positions
+    in that order) that break it. Keys with a word the dictionaries did not know yet (`late`,
+    positions) keep their raw words for the main thread to code."""
+
+    sort_key: np.ndarray
+    extras: list[np.ndarray]
+    first: np.ndarray
+    order: np.ndarray
+    block: Block | None
+    bad: dict[int, np.ndarray]
+    late: np.ndarray
+    raw: list[np.ndarray]
+
+
+def _kept(bad: dict[int, np.ndarray], keep: np.ndarray, size: int, pending: list[int]) -> dict[int, np.ndarray]:
+    """The violations among the states kept (`keep`: positions, ascending, of a block of `size`),
+    as positions among them, for the invariants still pending."""
+    if len(keep) == size:
+        return {k: b for k, b in bad.items() if k in pending}
+    at = np.full(size, -1, dtype=np.int64)
+    at[keep] = np.arange(len(keep))
+    out = {}
+    for k, b in bad.items():
+        if k in pending:
+            p = at[b]
+            out[k] = p[p >= 0]
+    return out
 
 
 def argsort_unique(values: np.ndarray) -> np.ndarray:

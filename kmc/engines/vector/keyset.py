@@ -277,36 +277,66 @@ class WordCodes:
     and indices, so (sort key, indices) still determines the key exactly: no fingerprints. An
     index is stored as uint8 while its dictionary has at most 256 values, then uint16, then
     uint32; when a dictionary outgrows its dtype, the stores given to `code` widen that word.
+
+    One thread adds values (`code`) while others read (`lookup`): each word's sorted values and
+    their indices are replaced together, as one tuple, and an index once given never changes.
     """
 
     def __init__(self, fmt: KeyFormat):
         n = fmt.words - 1
         self.fmt = fmt
         self.values = [np.zeros(0, dtype=U64) for _ in range(n)]  # index -> value
-        self.sorted = [np.zeros(0, dtype=U64) for _ in range(n)]  # the values, ascending
-        self.index = [np.zeros(0, dtype=np.int64) for _ in range(n)]  # their indices, in that order
+        # per word: (the values ascending, their indices in that order)
+        self.tables = [(np.zeros(0, dtype=U64), np.zeros(0, dtype=np.int64)) for _ in range(n)]
         self.dtypes: list[np.dtype] = [np.dtype(np.uint8)] * n
+
+    def restore(self, w: int, values: np.ndarray) -> None:
+        """Word w's dictionary as a run kept it (distinct values, in index order)."""
+        self.values[w] = values
+        index = np.argsort(values, kind="stable")
+        self.tables[w] = (values[index], index)
+        self.dtypes[w] = _code_dtype(len(values))
 
     def code(self, extras: list[np.ndarray], stores: list[Visited]) -> list[np.ndarray]:
         """The indices of the other words `extras` (values not seen before are added)."""
         out = []
         for w, x in enumerate(extras):
             x = x.astype(U64, copy=False)
-            pos = np.searchsorted(self.sorted[w], x)
-            hit = pos < len(self.sorted[w])
-            hit[hit] = self.sorted[w][pos[hit]] == x[hit]
+            ascending, index = self.tables[w]
+            pos = np.searchsorted(ascending, x)
+            hit = pos < len(ascending)
+            hit[hit] = ascending[pos[hit]] == x[hit]
             if not hit.all():
                 values = self.values[w] = np.concatenate([self.values[w], np.unique(x[~hit])])
-                self.index[w] = np.argsort(values, kind="stable")
-                self.sorted[w] = values[self.index[w]]
-                pos = np.searchsorted(self.sorted[w], x)
-                dtype = np.dtype(np.uint8 if len(values) <= 2**8 else np.uint16 if len(values) <= 2**16 else np.uint32)
+                index = np.argsort(values, kind="stable")
+                ascending = values[index]
+                self.tables[w] = (ascending, index)
+                pos = np.searchsorted(ascending, x)
+                dtype = _code_dtype(len(values))
                 if dtype.itemsize > self.dtypes[w].itemsize:
                     self.dtypes[w] = dtype
                     for store in stores:
                         store.widen(w, dtype)
-            out.append(self.index[w][pos].astype(self.dtypes[w]))
+            out.append(index[pos].astype(self.dtypes[w]))
         return out
+
+    def lookup(self, extras: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+        """(the indices of the other words `extras`, whether each key has a word no dictionary
+        holds yet): adds nothing, so any thread may call it while one codes. A key with an
+        unknown word is in no store; its indices mean nothing."""
+        unknown = np.zeros(len(extras[0]) if extras else 0, dtype=bool)
+        out: list[np.ndarray] = []
+        for x in extras:
+            ascending, index = self.tables[len(out)]  # one snapshot of the word's dictionary
+            if not len(ascending):
+                unknown[:] = True
+                out.append(np.zeros(len(x), dtype=np.uint8))
+                continue
+            x = x.astype(U64, copy=False)
+            pos = np.minimum(np.searchsorted(ascending, x), len(ascending) - 1)
+            unknown |= ascending[pos] != x
+            out.append(index[pos].astype(_code_dtype(len(ascending))))
+        return out, unknown
 
     def decode(self, codes: list[np.ndarray]) -> list[np.ndarray]:
         """The other words (in the key format's dtypes) of coded ones."""
@@ -314,6 +344,11 @@ class WordCodes:
 
 
 _SHIFT_BLOCK = 1 << 18
+
+
+def _code_dtype(size: int) -> np.dtype:
+    """The narrowest dtype of the indices into a dictionary of `size` values."""
+    return np.dtype(np.uint8 if size <= 2**8 else np.uint16 if size <= 2**16 else np.uint32)
 
 
 def _grown(a: np.ndarray, size: int) -> np.ndarray:

@@ -44,6 +44,10 @@ class Block:
     def size(self) -> int:
         return self.rows.shape[0]
 
+    def take(self, at: np.ndarray) -> Block:
+        """The states at positions `at`, in that order."""
+        return Block(self.cols[:, at], self.rows[at], self.keys[at])
+
     def head(self, n: int) -> Block:
         if n == self.size:
             return self
