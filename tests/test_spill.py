@@ -53,3 +53,19 @@ def test_the_summary_says_what_went_to_disk(capsys: pytest.CaptureFixture[str], 
     line = next(x for x in out.splitlines() if x.startswith("Spilled past --memory-limit"))
     assert "visited states in" in line and "MiB of disk" in line
     assert os.listdir(tmp_path) == []  # the spill directory went with the run
+
+
+def test_runs_on_disk_are_merged_past_a_few(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_RUNS runs they are merged into one (in blocks smaller than a run, here), and
+    the run is still the run in memory."""
+    from kmc.engines.vector import disk
+
+    monkeypatch.setattr(disk, "MAX_RUNS", 2)
+    monkeypatch.setattr(disk, "_MERGE_BLOCK", 100)
+    model, invariants = build("kraft", mode="kip966", brokers=2, replication_factor=2, init_isr_size=2,
+                              unclean_shutdown_limit=1)
+    want = outcome(check(model, invariants, workers=2))
+    got = check(model, invariants, limits=Limits(memory_limit=1), workers=2)
+    assert outcome(got) == want
+    spill = got.engine_stats["spill"]
+    assert spill["runs"] <= 2 and spill["spills"] > 2 and spill["states_on_disk"] > 0

@@ -13,6 +13,9 @@ filter in front (kmc/engines/vector/prefilter.py, rebuilt over every run) lets m
 skip them. The operating system's page cache keeps the runs' hot pages in whatever memory is
 left: TLC's disk-backed fingerprint set works the same way.
 
+Runs are merged on disk, a block at a time, once there are more than `MAX_RUNS` of them (a key
+is in one run only, so a merge keeps every key): a key is then searched in a few runs at most.
+
 Runs go to a directory of their own, under `$TMPDIR` (a `kmc-spill-*` directory, removed when
 the run ends); the disk they take is reported with the result.
 """
@@ -27,6 +30,9 @@ import numpy as np
 from kmc.engines.result import CheckResult
 from kmc.engines.vector.keyset import KeyFormat, Visited
 
+MAX_RUNS = 4
+_MERGE_BLOCK = 1 << 22  # keys of a run merged at a time
+
 
 class Spill:
     """The runs of visited keys on disk, and the arrays written next to them."""
@@ -37,7 +43,7 @@ class Spill:
         self.path = Path(self._dir.name)
         self.runs: list[Visited] = []
         self.spills = 0  # times memory reached the limit
-        self.bytes = 0  # on disk
+        self.bytes = 0  # the most it held on disk
         self._files = 0
 
     def __len__(self) -> int:
@@ -48,14 +54,54 @@ class Spill:
         self._files += 1
         path = self.path / f"{self._files:06d}.npy"
         np.save(path, np.ascontiguousarray(a), allow_pickle=False)
-        self.bytes += path.stat().st_size
+        self._measure()
         return np.load(path, mmap_mode="r", allow_pickle=False)
 
     def add_run(self, visited: Visited) -> None:
-        """The keys of `visited` (sorted) as one more run on disk."""
+        """The keys of `visited` (sorted) as one more run on disk; the runs merged into one when
+        there are more than MAX_RUNS. The list of runs is replaced, never changed in place, so
+        that other threads searching the runs see a whole list."""
         if len(visited):
-            self.runs.append(Visited.holding(self.fmt, self.save(visited.sort_key),
-                                             [self.save(e) for e in visited.extras]))
+            self.runs = [*self.runs, Visited.holding(self.fmt, self.save(visited.sort_key),
+                                                     [self.save(e) for e in visited.extras])]
+        if len(self.runs) > MAX_RUNS:
+            merged = self.runs[0]
+            for run in self.runs[1:]:
+                merged = self._merged(merged, run)
+            self.runs = [merged]
+
+    def _merged(self, a: Visited, b: Visited) -> Visited:
+        """Two runs as one, written a block of `a` at a time with the keys of `b` up to the
+        block's last sort key (keys with equal sort keys may come in any order: a search looks
+        at all of them)."""
+        n = len(a) + len(b)
+        dtypes = [np.promote_types(x.dtype, y.dtype) for x, y in zip(a.extras, b.extras)]
+        self._files += 1
+        stem = self.path / f"{self._files:06d}"
+        out: list[np.ndarray] = [np.lib.format.open_memmap(f"{stem}-{i}.npy", mode="w+", dtype=dt, shape=(n,))
+               for i, dt in enumerate([np.dtype(np.uint64), *dtypes])]
+        i = j = at = 0
+        while i < len(a) or j < len(b):
+            i2 = min(i + _MERGE_BLOCK, len(a))
+            j2 = len(b) if i2 == len(a) else int(np.searchsorted(b.sort_key, a.sort_key[i2 - 1], side="right"))
+            keys = np.concatenate([a.sort_key[i:i2], b.sort_key[j:j2]])
+            order = np.argsort(keys, kind="stable")
+            out[0][at:at + len(keys)] = keys[order]
+            for o, x, y in zip(out[1:], a.extras, b.extras):
+                o[at:at + len(keys)] = np.concatenate([x[i:i2], y[j:j2]])[order]
+            at, i, j = at + len(keys), i2, j2
+        for o in out:
+            if isinstance(o, np.memmap):
+                o.flush()
+        self._measure()
+        for run in (a, b):
+            for x in [run.sort_key, *run.extras]:
+                if isinstance(x, np.memmap) and x.filename is not None:
+                    Path(x.filename).unlink(missing_ok=True)  # searches under way keep their mapping
+        return Visited.holding(self.fmt, out[0], out[1:])
+
+    def _measure(self) -> None:
+        self.bytes = max(self.bytes, sum(f.stat().st_size for f in self.path.iterdir()))
 
     def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
         """Whether each of distinct keys given in sort-key order is in a run on disk."""
