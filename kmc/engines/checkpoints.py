@@ -163,6 +163,16 @@ def _check_levels(root: Path, m: dict[str, Any], layout: Layout) -> None:
                                "the run cannot be resumed")
 
 
+def violations_record(initial: Sequence[Sequence[int]], violations: Any, found_at: dict[Any, tuple[int, int]]
+                      ) -> dict[str, Any]:
+    """What a manifest keeps of a search's violations (kmc/engines/search.py:Violations) and
+    initial states, as JSON."""
+    return {"initial": [list(s) for s in initial],
+            "first": {str(k): list(v) for k, v in violations.first.items()},
+            "counts": {str(k): v for k, v in violations.counts.items()},
+            "found_at": [[list(st), lv, index] for st, (lv, index) in found_at.items()]}
+
+
 def fingerprint(model: Model, invariants: Sequence[Invariant]) -> str:
     """A digest of what a run explores and checks: equal on the driver and every executor."""
     parts = (

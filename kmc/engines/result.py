@@ -139,13 +139,9 @@ def peak_memory_bytes() -> int:
     address space the program runs in. Not getrusage's ru_maxrss, which keeps the peak of
     the process image before exec: kmc started by a large parent (pytest, a CI runner)
     would report the parent's peak as its own."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, IndexError, ValueError):
-        pass
+    found = _status_bytes("VmHWM:")
+    if found is not None:
+        return found
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
@@ -161,11 +157,17 @@ def current_memory_bytes() -> int:
 def anonymous_memory_bytes() -> int:
     """The memory this process allocated and holds now (Linux's RssAnon: not the pages of the
     files it maps, which the kernel may drop at will); elsewhere the resident set size."""
+    found = _status_bytes("RssAnon:")
+    return current_memory_bytes() if found is None else found
+
+
+def _status_bytes(field: str) -> int | None:
+    """A size Linux gives in /proc/self/status (in kB there), or None elsewhere."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
-                if line.startswith("RssAnon:"):
+                if line.startswith(field):
                     return int(line.split()[1]) * 1024
     except (OSError, IndexError, ValueError):
         pass
-    return current_memory_bytes()
+    return None

@@ -46,6 +46,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from kmc.engines.compiled import engine as compiled
+from kmc.engines import checkpoints
 from kmc.engines.spark import parts
 from kmc.engines.spark.defaults import DEFAULT_MASTER, DEFAULT_THRESHOLD
 from kmc.engines.spark import ranks as ranks_
@@ -456,10 +457,7 @@ class _Run:
             "distinct": self.distinct,
             "generated": self.generated,
             "shuffle_bytes": self.shuffled,
-            "initial": [list(s) for s in self.initial],
-            "first": {str(k): list(v) for k, v in self.violations.first.items()},
-            "counts": {str(k): v for k, v in self.violations.counts.items()},
-            "found_at": [[list(st), lv, rank] for st, (lv, rank) in self.found_at.items()],
+            **checkpoints.violations_record(self.initial, self.violations, self.found_at),
         })
 
     def _resume(self, root: Path, m: dict[str, Any]) -> int:

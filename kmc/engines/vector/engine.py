@@ -440,10 +440,7 @@ class Search:
             "level_size": len(level),
             "distinct": self.distinct,
             "generated": self.generated,
-            "initial": [list(s) for s in self.initial],
-            "first": {str(k): list(v) for k, v in self.violations.first.items()},
-            "counts": {str(k): v for k, v in self.violations.counts.items()},
-            "found_at": [[list(st), lv, index] for st, (lv, index) in self.found_at.items()],
+            **checkpoints.violations_record(self.initial, self.violations, self.found_at),
         })
 
     def _resume(self, root: Path) -> tuple[Level, int]:
