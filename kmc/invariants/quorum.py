@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from kmc.invariants.common import type_ok
 from kmc.invariants.pairing import for_model
+from kmc.invariants.quorum_liveness import properties  # noqa: F401  the model's liveness properties
 from dataclasses import replace
 
 from kmc.model.core import Backend, Bool, Invariant, StateView, invariant

@@ -13,11 +13,14 @@ Each action is one of the specification's actions, under its name in snake_case,
 of Next; the message an action takes is its `slot` parameter (which of the messages of that
 kind from `peer` to `server`). This file holds the actions of one server (and the network's);
 the handling of messages is in quorum_votes.py (elections) and quorum_fetch.py (replication),
-reconfiguration in quorum_reconfig.py; the state in quorum_state.py, the network in
+reconfiguration in quorum_reconfig.py, kip853's guards when liveness is tested
+(--test-liveness) in quorum_liveness.py; the state in quorum_state.py, the network in
 quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
-gives the parity with TLC. Not modelled yet: liveness (TestLiveness = TRUE, kip853's
-ResendBeginQuorumEpochRequest) and kip996's reconfiguration actions.
+gives the parity with TLC, safety and liveness. --no-check-quorum and
+--no-resend-begin-quorum-epoch take out the fixes the specification's history names. Not
+modelled yet: kip996's reconfiguration actions, kip996's TestLiveness (hence no pre-vote
+switch), and reconfiguration with --test-liveness.
 """
 
 from __future__ import annotations
@@ -29,10 +32,10 @@ from kmc.model.core import (
 )
 from kmc.model.effects import Flat, merge, nested, when
 from kmc.model.quorum_state import (
-    APPEND, BEGIN_QUORUM, CANDIDATE, DEAD, FOLLOWER, LEADER, LEADER_CHANGE, NIL_ROLE, OBSERVER, PROSPECTIVE,
-    REQUEST_VOTE, RESIGNED, SERVER, UNATTACHED, VALUE, VOTED, VOTER, Transition,
+    APPEND, BEGIN_QUORUM, CANDIDATE, DEAD, LEADER, LEADER_CHANGE, NIL_ROLE, OBSERVER, PROSPECTIVE,
+    REQUEST_VOTE, SERVER, UNATTACHED, VALUE, VOTER, Transition,
 )
-from kmc.model.quorum_reconfig import QuorumReconfig
+from kmc.model.quorum_liveness import QuorumLiveness
 from kmc.model.quorum_view import describe_state
 
 
@@ -43,7 +46,7 @@ ANSWERS_FETCH = ("reject_fetch_request", "diverging_fetch_request", "accept_fetc
                  "accept_fetch_request_from_observer", "accept_fetch_request")  # a leader's answers to a Fetch
 
 
-class Quorum(QuorumReconfig):
+class Quorum(QuorumLiveness):
     name = "quorum"
     lanes = Lanes(
         Lane("servers", SERVER), Lane("network"),
@@ -79,11 +82,16 @@ class Quorum(QuorumReconfig):
                     self.send_fetch_request, self.handle_fetch_response, self.resend_begin_quorum_epoch_request,
                     self.reject_fetch_request,
                     self.diverging_fetch_request, self.accept_fetch_request]
+        # the fix switches take out the action they name; ResendBeginQuorumEpochRequest is
+        # enabled only when liveness is tested
+        check_quorum = [self.check_quorum_resign] if self.settings["check_quorum"] else []
+        resend = [self.resend_begin_quorum_epoch_request] if self.test_liveness and \
+            self.settings["resend_begin_quorum_epoch"] else []
         return [self.start_new_server, self.change_network_connectivity, self.restart_with_state,
                 self.crash_lose_state, self.accept_add_voter_request, self.accept_remove_voter_request,
-                self.send_request_vote, self.become_leader, self.client_request, self.check_quorum_resign,
+                self.send_request_vote, self.become_leader, self.client_request, *check_quorum,
                 self.observer_fetch_timeout, self.handle_vote_request, self.handle_vote_response,
-                self.accept_begin_quorum_request, self.send_fetch_request, self.handle_fetch_response,
+                self.accept_begin_quorum_request, self.send_fetch_request, self.handle_fetch_response, *resend,
                 self.reject_fetch_request, self.diverging_fetch_request, self.accept_fetch_request_from_voter,
                 self.accept_fetch_request_from_observer]
 
@@ -186,11 +194,10 @@ class Quorum(QuorumReconfig):
     @action(server=SERVER)
     def send_request_vote(self, s: StateView, X: Backend, a: int) -> Bool:
         """SendRequestVote: a voter that is not the leader times out (fetch or election
-        timeout), becomes a candidate in the next epoch and asks the other members for their
-        votes (while its epoch is below --max-epoch)."""
-        timeout = X.or_(*[s.state[a] == x for x in (FOLLOWER, CANDIDATE, UNATTACHED, VOTED, RESIGNED)])
-        return X.and_(s.role[a] == VOTER, s.state[a] != LEADER, s.cfg_members[a][a] == 1, timeout,
-                      s.epoch[a] < self.max_epoch)
+        timeout; with --test-liveness only for a cause), becomes a candidate in the next epoch
+        and asks the other members for their votes (while its epoch is below --max-epoch)."""
+        return X.and_(s.role[a] == VOTER, s.state[a] != LEADER, s.cfg_members[a][a] == 1,
+                      self.election_timeout(s, X, a), s.epoch[a] < self.max_epoch)
 
     @send_request_vote.effect
     def _(self, s: StateView, X: Backend, a: int) -> Effect:
@@ -250,7 +257,9 @@ class Quorum(QuorumReconfig):
     @action(server=SERVER)
     def check_quorum_resign(self, s: StateView, X: Backend, a: int) -> Bool:
         """CheckQuorumResign: a leader that hears from too few followers resigns (any time
-        when liveness is not tested)."""
+        when liveness is not tested; --no-check-quorum: never)."""
+        if self.test_liveness:
+            return X.and_(s.state[a] == LEADER, self.too_few_connected(s, X, a))
         return s.state[a] == LEADER
 
     @check_quorum_resign.effect
@@ -263,7 +272,10 @@ class Quorum(QuorumReconfig):
 
     @action(server=SERVER)
     def observer_fetch_timeout(self, s: StateView, X: Backend, a: int) -> Bool:
-        """ObserverFetchTimeout: an observer's fetch times out; it forgets the leader."""
+        """ObserverFetchTimeout: an observer's fetch times out (with --test-liveness only when
+        it failed or was lost); it forgets the leader."""
+        if self.test_liveness:
+            return X.and_(s.role[a] == OBSERVER, self.fetch_can_timeout(s, X, a))
         return s.role[a] == OBSERVER
 
     @observer_fetch_timeout.effect

@@ -193,18 +193,22 @@ class QuorumPreVote(QuorumTransitions):
     @action(server=SERVER, peer=SERVER, where=two)
     def resend_begin_quorum_epoch_request(self, s: StateView, X: Backend, a: int, peer: int) -> Bool:
         """ResendBeginQuorumEpochRequest (kip996): a leader of an epoch above 1 sends its
-        BeginQuorumEpoch again to a connected member that is behind and never got it."""
+        BeginQuorumEpoch again to a connected member that is behind and never got it (kip853,
+        with --test-liveness: no request to it ever in flight or processed, NeedsResend)."""
+        behind = X.or_(s.epoch[a] > s.epoch[peer], X.and_(s.epoch[a] == s.epoch[peer], s.state[peer] != FOLLOWER))
+        if not self.kip996:
+            never = X.and_(s.bqe[a][peer][0] == 0, s.bqe_gone[a][peer] == 0)
+            return X.and_(s.state[a] == LEADER, s.cfg_members[a][peer] == 1, never, self.connected(s, a, peer), behind)
         e_hi = self.schema.by_name["epoch"].hi
         in_flight = X.any([X.and_(s.bqe[a][peer][k] == 1, s.bqe_epoch[a][peer][k] == s.epoch[a])
                            for k in range(self.capacity["bqe"])])
         processed = X.any([X.and_(s.epoch[a] == e, s.bqe_done[a][peer][e] == 1) for e in range(e_hi + 1)])
-        behind = X.or_(s.epoch[a] > s.epoch[peer], X.and_(s.epoch[a] == s.epoch[peer], s.state[peer] != FOLLOWER))
         return X.and_(s.state[a] == LEADER, s.cfg_members[a][peer] == 1, s.epoch[a] > 1, X.not_(in_flight),
                       X.not_(processed), self.connected(s, a, peer), behind)
 
     @resend_begin_quorum_epoch_request.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int) -> Effect:
-        return nested(self.send(s, X, BEGIN_QUORUM, a, peer, [1, s.epoch[a], 1]))
+        return nested(self.send(s, X, BEGIN_QUORUM, a, peer, [1, s.epoch[a], 1 if self.kip996 else 0]))
 
     # -- elections: messages ---------------------------------------------------------------------
 

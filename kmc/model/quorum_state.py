@@ -112,6 +112,12 @@ class QuorumState(Model):
         Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
         Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
                "and resignations with no cause", min=0, max=2),
+        Option("test_liveness", False, "TestLiveness (kip853 only): timeouts and resignations only with a cause, "
+               "BeginQuorumEpoch resent; --max-epoch still bounds elections"),
+        Option("check_quorum", True, "kip853: a leader resigns when too few members fetch from it (CheckQuorumResign; "
+               "--no-check-quorum: never)"),
+        Option("resend_begin_quorum_epoch", True, "with --test-liveness: a leader resends a lost BeginQuorumEpoch "
+               "(ResendBeginQuorumEpochRequest; --no-resend-begin-quorum-epoch: never)"),
     )
 
     def _validate(self) -> None:
@@ -126,6 +132,7 @@ class QuorumState(Model):
         if s[only[0]] != 0:
             raise BadInput(f"--{only[0].replace('_', '-')} is a constant of mode {only[1]} only (got {s[only[0]]} "
                            f"with --mode {s['mode']})")
+        self._validate_liveness()
         if s["max_spawned_servers"] < s["init_cluster_size"]:
             raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must be at least "
                            f"--init-cluster-size ({s['init_cluster_size']})")
@@ -138,6 +145,23 @@ class QuorumState(Model):
                     raise BadInput(f"--{name.replace('_', '-')} must be 0 with --mode kip996 (got {s[name]}): its "
                                    "reconfigurations are not modelled yet")
 
+    def _validate_liveness(self) -> None:
+        """TestLiveness and the fix switches: kip853 only; reconfiguration under TestLiveness is
+        not modelled yet (the shipped model_liveness.cfg has none)."""
+        s = self.settings
+        for name, off in (("test_liveness", False), ("check_quorum", True), ("resend_begin_quorum_epoch", True)):
+            if s[name] != off and s["mode"] != "kip853":
+                raise BadInput(f"--{'no-' if off else ''}{name.replace('_', '-')} is modelled for --mode kip853 "
+                               f"only (got --mode {s['mode']})")
+        if not s["resend_begin_quorum_epoch"] and not s["test_liveness"]:
+            raise BadInput("--no-resend-begin-quorum-epoch needs --test-liveness (the resend is an action only "
+                           "when liveness is tested)")
+        if s["test_liveness"]:
+            for name in ("max_add_reconfigs", "max_remove_reconfigs"):
+                if s[name]:
+                    raise BadInput(f"--{name.replace('_', '-')} must be 0 with --test-liveness (got {s[name]}): "
+                                   "reconfiguration under TestLiveness is not modelled yet")
+
     # -- layout ------------------------------------------------------------------------
 
     def _build(self) -> None:
@@ -146,6 +170,7 @@ class QuorumState(Model):
         self.S = range(n)
         self.V = range(s["values"])
         self.kip996 = self.mode == "kip996"
+        self.test_liveness: bool = s["test_liveness"]
         self.max_epoch: int = s["max_epoch"]
         # kip996: a resigned leader of MaxEpoch times out to Unattached in the epoch above
         E = self.max_epoch + 1 if self.kip996 else self.max_epoch
@@ -223,6 +248,10 @@ class QuorumState(Model):
             # BeginQuorumEpoch requests a server processed
             f("bqe_done", 0, 1, (n, n, E + 1), "a BeginQuorumEpochRequest source -> dest of epoch e was processed",
               per_ss),
+            # kip853's ResendBeginQuorumEpochRequest (TestLiveness) reads net_messages_processed:
+            # whether a BeginQuorumEpoch request source -> dest was ever processed or dropped
+            f("bqe_gone", 0, 1, (n, n), "a BeginQuorumEpochRequest source -> dest in net_messages_processed "
+              "(kip853 with --test-liveness; else 0)", per_ss),
         ]
         ranges = {
             "rvq": (0, 1), "rvq_epoch": (0, E), "rvq_last_epoch": (0, E), "rvq_last_offset": (0, L),
@@ -287,7 +316,7 @@ class QuorumState(Model):
             log_len=per(1, 0), log_cmd=log(INIT_CLUSTER), log_epoch=log(1), log_value=log(0),
             log_cfg_id=log(1), log_members=log(members), log_server=log(NONE, NONE), hwm=per(1, 0),
             sent=[0] * v, pos_acked=[0] * v, neg_acked=[0] * v, connected=[1] * len(self.pairs),
-            bqe_done=[[[0] * (E + 1) for _ in self.S] for _ in self.S],
+            bqe_done=[[[0] * (E + 1) for _ in self.S] for _ in self.S], bqe_gone=[[0] * n for _ in self.S],
             restarts=0, crashes=0, connectivity_changes=0, disruptions=0, add_reconfigs=0, remove_reconfigs=0,
             started=init,
         )

@@ -79,4 +79,4 @@ class QuorumVotes(QuorumPreVote):
         done = {("bqe_done", peer, a, e): X.ite(epoch == e, 1, s.bqe_done[peer][a][e])
                 for e in range(self.schema.by_name["epoch"].hi + 1)} if self.kip996 else {}
         return nested(merge(self.apply_state(a, t), self.reset_fetch_state(a), self.fail_pending_writes(s, X, a),
-                            self.discard(s, X, BEGIN_QUORUM, peer, a, k), done))
+                            self.discard(s, X, BEGIN_QUORUM, peer, a, k), done, self.bqe_processed(s, X, peer, a)))
