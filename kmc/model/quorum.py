@@ -17,7 +17,7 @@ reconfiguration in quorum_reconfig.py; the state in quorum_state.py, the network
 quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC. Not modelled yet: liveness (TestLiveness = TRUE, kip853's
-ResendBeginQuorumEpochRequest) and kip996's reconfiguration actions.
+ResendBeginQuorumEpochRequest).
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ class Quorum(QuorumReconfig):
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""
         if self.kip996:
-            return [self.change_connectivity, self.restart_with_state, self.crash_lose_state, self.voter_fetch_timeout,
+            return [self.start_new_server, self.change_connectivity, self.restart_with_state, self.crash_lose_state,
+                    self.accept_add_voter_request, self.accept_remove_voter_request, self.voter_fetch_timeout,
                     self.voter_election_timeout, self.resigned_election_timeout, self.conclude_pre_vote,
                     self.become_leader, self.handle_client_request, self.check_quorum_resign_prevote,
                     self.handle_pre_vote_request, self.handle_pre_vote_response, self.accept_begin_quorum_request,
