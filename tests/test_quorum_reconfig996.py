@@ -38,6 +38,10 @@ RECONFIG = [  # (run, settings, TLC's distinct states, depth)
     ("q996-j", dict(ONE_SERVER, max_cluster_size=2, max_spawned_servers=2, max_add_reconfigs=1, max_epoch=1,
                     max_values_per_epoch=0), 33, 16),
     ("q996-k", dict(ONE_SERVER, max_cluster_size=2, max_spawned_servers=2, max_add_reconfigs=1), 147, 20),
+    ("q996-p", dict(min_cluster_size=1, max_remove_reconfigs=1, max_epoch=1, max_values_per_epoch=0, max_restarts=1),
+     4659, 22),
+    ("q996-r", dict(min_cluster_size=1, max_remove_reconfigs=1, max_epoch=1, max_values_per_epoch=0, max_crashes=1),
+     72, 15),
 ]
 
 
@@ -73,7 +77,8 @@ def test_kip996_reconfigurations_match_tlc(name: str, settings: dict[str, Any], 
 # TLC's generated states less the steps it takes twice, where two disjuncts of a guard hold
 # (counted by evaluating each disjunct in every reachable state: ConcludePreVote's two sides in
 # q996-g, ValidFetchPosition's in q996-j and q996-k; tests/reference/tlc-quorum.md)
-GENERATED = {"q996-g": 268 - 14, "q996-h": 75, "q996-i": 3, "q996-j": 50 - 2, "q996-k": 240 - 7}
+GENERATED = {"q996-g": 268 - 14, "q996-h": 75, "q996-i": 3, "q996-j": 50 - 2, "q996-k": 240 - 7,
+             "q996-p": 13779, "q996-r": 156}
 
 
 @pytest.mark.slow
