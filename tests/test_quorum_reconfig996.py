@@ -90,6 +90,15 @@ def test_kip996_reconfiguration_with_a_disruption_matches_tlc() -> None:
     assert violated(result) == {}
 
 
+@pytest.mark.slow
+def test_kip996_added_voter_with_a_restart_matches_tlc() -> None:
+    """q996-q: a new server added, one restart: 31,676 distinct states, depth 34 in TLC (about
+    half a minute here)."""
+    result = run996(**ONE_SERVER, max_add_reconfigs=1, max_epoch=1, max_values_per_epoch=0, max_restarts=1)
+    assert (result.distinct_states, result.depth) == (31676, 34)
+    assert violated(result) == {}
+
+
 def test_the_scalar_engine_agrees_on_an_added_voter() -> None:
     """q996-k, the reference search: the same figures as the vector engine and TLC."""
     result = run996(bfs, **RECONFIG[4][1])
