@@ -108,9 +108,10 @@ def test_the_scalar_engine_agrees_on_an_added_voter() -> None:
 
 @pytest.mark.slow
 def test_scalar_vector_and_compiled_agree_on_an_added_voter() -> None:
-    """About a minute, most of it compiling (the slow suite). q996-k with the planted invariant of tests/test_quorum_engines.py (the second
+    """q996-k with the planted invariant of tests/test_quorum_engines.py (the second
     configuration never commits, violated once the added voter's command commits): the three
-    engines decide the same states, verdicts and counterexample, step by step."""
+    engines decide the same states, verdicts and counterexample, step by step (about a minute,
+    most of it compiling: the slow suite)."""
     model, invariants = model_and_invariants(mode="kip996", **RECONFIG[4][1])
     search = SearchOptions(keep_going=True)
     runs = {engine: check(model, invariants, engine=engine, limits=Limits(), search=search)
@@ -118,7 +119,7 @@ def test_scalar_vector_and_compiled_agree_on_an_added_voter() -> None:
     assert outcome(runs["vector"]) == outcome(runs["scalar"])
     assert outcome(runs["compiled"]) == outcome(runs["scalar"])
     planted_trace = runs["scalar"].invariants["second-config-never-committed"].trace
-    assert planted_trace is not None and planted_trace.length == 11  # start, add, BeginQuorumEpoch, three fetches (the third commits)
+    assert planted_trace is not None and planted_trace.length == 11  # start, add, BeginQuorumEpoch, 3 fetches
     assert runs["scalar"].distinct_states == 147
 
 
