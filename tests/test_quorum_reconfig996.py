@@ -96,6 +96,9 @@ def test_kip996_added_voter_with_a_restart_matches_tlc() -> None:
     half a minute here)."""
     result = run996(**ONE_SERVER, max_add_reconfigs=1, max_epoch=1, max_values_per_epoch=0, max_restarts=1)
     assert (result.distinct_states, result.depth) == (31676, 34)
+    # TLC's 104,030 less its steps taken twice: 378 of SendFetchRequest (ShouldSendFetch's
+    # disjuncts), 30 of AcceptFetchRequest (ValidFetchPosition's), counted
+    assert result.generated_states == 104030 - 378 - 30
     assert violated(result) == {}
 
 
