@@ -58,7 +58,7 @@ def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
     junit = tmp_path / "gate.xml"
     rc, out, err = run_kmc("gate", str(without_kraft(tmp_path)), "--quiet", "--junit", str(junit))
     assert rc == 0, out + err
-    assert "17 of 17 checks match" in out
+    assert "19 of 19 checks match" in out
     validate_junit(junit)
 
 
@@ -66,23 +66,28 @@ def test_dogfood_baseline_matches(run_kmc, tmp_path: Path) -> None:
 def test_dogfood_baseline_matches_with_kraft(run_kmc) -> None:
     rc, out, err = run_kmc("gate", str(DOGFOOD), "--quiet")
     assert rc == 0, out + err
-    assert "20 of 20 checks match" in out  # the 17 checks of 81e0ee1, the two quorum modes, a RemoveVoter
+    assert "22 of 22 checks match" in out  # the 17 checks of 81e0ee1, the two quorum modes, 2 RemoveVoters, an AddVoter
 
 
 def test_dogfood_baseline_agrees_with_the_verdict_tests() -> None:
     checks = tomllib.loads(DOGFOOD.read_text())["check"]
     by = {(c["model"], c["settings"]["mode"]): c for c in checks
-          if not c["settings"].get("end_txn_in_flight") and not c["settings"].get("max_remove_reconfigs")}
-    # every mode of every model, transactions with EndTxn in flight, quorum with a RemoveVoter
-    assert len(by) == 17 and len(checks) == 20
+          if not c["settings"].get("end_txn_in_flight") and not c["settings"].get("max_remove_reconfigs")
+          and not c["settings"].get("max_add_reconfigs")}
+    # every mode of every model, transactions with EndTxn in flight, quorum with reconfigurations
+    assert len(by) == 17 and len(checks) == 22
     # tests/test_quorum.py (TLC on the KRaft quorum specs, tests/reference/tlc-quorum.md, runs
     # q853-a and q996-a): every invariant holds
     assert [by["quorum", m]["states"] for m in ("kip853", "kip996")] == [2660, 20]
     for mode in ("kip853", "kip996"):
         assert set(by["quorum", mode]["expect"].values()) == {"holds"}
-    # run q853-j (RemoveVoter): 61,178 states, every invariant holds
-    removal = [c for c in checks if c["model"] == "quorum" and c["settings"]["max_remove_reconfigs"]]
-    assert [c["states"] for c in removal] == [61178] and set(removal[0]["expect"].values()) == {"holds"}
+    # runs q853-j and q996-g (RemoveVoter): 61,178 and 163 states, q996-k (a new server added): 147,
+    # every invariant holds (tests/reference/tlc-quorum.md)
+    reconfig = [c for c in checks if c["model"] == "quorum"
+                and c["settings"]["max_remove_reconfigs"] + c["settings"]["max_add_reconfigs"]]
+    assert [(c["settings"]["mode"], c["states"]) for c in reconfig] == [("kip853", 61178), ("kip996", 147),
+                                                                        ("kip996", 163)]
+    assert all(set(c["expect"].values()) == {"holds"} for c in reconfig)
     # tests/test_replication_verdicts.py (TLC on the published spec, tests/reference/tlc-replication.md
     # table B): strong-isr 9 steps in hw, 11 in kip101
     assert by["replication", "hw"]["expect"]["strong-isr"] == "violated 9"

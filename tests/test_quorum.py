@@ -131,7 +131,8 @@ def test_a_spawned_observer_matches_tlc() -> None:
 
 def test_spawn_and_reconfiguration_options_are_checked() -> None:
     for settings, wrong in [(dict(max_spawned_servers=1), "--max-spawned-servers (1) must be at least"),
-                            (dict(mode="kip996", max_add_reconfigs=1), "--max-add-reconfigs must be 0 with --mode kip996")]:
+                            (dict(mode="kip996", max_disconnected_pairs=1),
+                             "--max-disconnected-pairs is a constant of mode kip853 only")]:
         with pytest.raises(BadInput, match=re.escape(wrong)):
             build("quorum", **{"mode": "kip853", **settings})
 

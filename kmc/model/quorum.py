@@ -19,8 +19,8 @@ quorum_messages.py, the shared transitions in quorum_transitions.py, the way sta
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC, safety and liveness. --no-check-quorum and
 --no-resend-begin-quorum-epoch take out the fixes the specification's history names. Not
-modelled yet: kip996's reconfiguration actions, kip996's TestLiveness (hence no pre-vote
-switch), and reconfiguration with --test-liveness.
+modelled yet: kip996's TestLiveness (hence no pre-vote switch), and reconfiguration with
+--test-liveness.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ class Quorum(QuorumLiveness):
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""
         if self.kip996:
-            return [self.change_connectivity, self.restart_with_state, self.crash_lose_state, self.voter_fetch_timeout,
+            return [self.start_new_server, self.change_connectivity, self.restart_with_state, self.crash_lose_state,
+                    self.accept_add_voter_request, self.accept_remove_voter_request, self.voter_fetch_timeout,
                     self.voter_election_timeout, self.resigned_election_timeout, self.conclude_pre_vote,
                     self.become_leader, self.handle_client_request, self.check_quorum_resign_prevote,
                     self.handle_pre_vote_request, self.handle_pre_vote_response, self.accept_begin_quorum_request,

@@ -26,17 +26,19 @@ class QuorumFetch(QuorumVotes):
         an observer that knows no leader asks a voter that knows one; kip996: an unattached
         voter asks any server)."""
         follower = X.and_(s.leader[a] == peer, s.state[a] == FOLLOWER)
-        if self.kip996:  # ShouldSendFetch
+        if self.kip996:  # ShouldSendFetch, between started servers
             unattached = X.and_(self.is_voter(s, X, a), s.state[a] == UNATTACHED)
             observer = X.and_(self.is_observer(s, X, a), s.state[a] == FOLLOWER, self.fetch_can_timeout(s, X, a))
-            return X.or_(X.and_(s.pf[a] == 0, X.or_(follower, unattached)), observer)
+            return X.and_(self.started(s, a), self.started(s, peer),
+                          X.or_(X.and_(s.pf[a] == 0, X.or_(follower, unattached)), observer))
         lost = X.and_(s.role[a] == OBSERVER, X.or_(s.state[a] == UNATTACHED, s.state[a] == VOTED),
                       self.connected(s, a, peer), s.role[peer] == VOTER, s.leader[peer] != NONE)
         return X.and_(s.pf[a] == 0, X.or_(follower, lost))
 
     @send_fetch_request.effect
     def _(self, s: StateView, X: Backend, a: int, peer: int) -> Effect:
-        observer = X.ite(s.role[a] == OBSERVER, 1, 0)
+        # kip996's FetchRequest has no `observer` field (only StartNewServer's first one does)
+        observer = 0 if self.kip996 else X.ite(s.role[a] == OBSERVER, 1, 0)
         last = self.last_epoch(s, X, a)
         out: Flat = {("pf", a): 1, ("pf_dest", a): peer, ("pf_epoch", a): s.epoch[a],
                      ("pf_offset", a): s.log_len[a] + 1, ("pf_last_epoch", a): last, ("pf_observer", a): observer}
@@ -225,14 +227,20 @@ class QuorumFetch(QuorumVotes):
             out[("cfg_members", a, t)] = X.ite(up, X.ite(members[t], 1, 0), s.cfg_members[a][t])
             kept = X.ite(members[t], X.ite(end[t] != NONE, end[t], 0), NONE)
             out[("feo", a, t)] = X.ite(leaves, NONE, X.ite(up, kept, end[t]))
-        # the leader leaves: it resigns as an unattached observer
-        out.update(when(s, X, leaves, self.apply_state(a, self.to_unattached(s, X, a, s.epoch[a], OBSERVER))))
+        # the leader leaves: it resigns as an unattached observer (kip996: AdvanceHwmAndResign, it
+        # resigns and fails the writes this HWM does not commit)
+        leave = self.to_resigned(s, X, a) if self.kip996 else self.to_unattached(s, X, a, s.epoch[a], OBSERVER)
+        out.update(when(s, X, leaves, self.apply_state(a, leave)))
         for v in self.V:
             committed = X.any([X.and_(s.hwm[a] < o + 1, o + 1 <= new_hwm, s.log_cmd[a][o] == APPEND,
                                       s.log_value[a][o] == v) for o in self.O])
             ack = X.and_(up, s.pending_ack[a][v] == 1, committed)
             out[("pos_acked", v)] = X.ite(ack, 1, s.pos_acked[v])
             out[("pending_ack", a, v)] = X.ite(ack, 0, s.pending_ack[a][v])
+            if self.kip996:
+                failed = X.and_(leaves, s.pending_ack[a][v] == 1, X.not_(ack))
+                out[("neg_acked", v)] = X.ite(failed, 1, s.neg_acked[v])
+                out[("pending_ack", a, v)] = X.ite(leaves, 0, out[("pending_ack", a, v)])
         fields = [OK, NIL_ERROR, X.ite(leaves, NONE, s.leader[a]), s.epoch[a], X.min_(new_hwm, offset), 0, 0,
                   *self.entry_at(s, X, a, offset)]
         return nested(merge(out, self.reply_fetch(s, X, a, peer, k, fields)))

@@ -1,5 +1,7 @@
 """The `quorum` model's reconfiguration (KIP-853): a new server starting as an observer, and a
-leader adding or removing a voter, at the level of Vanlightly/kafka-tlaplus kraft/kip_853.
+leader adding or removing a voter, at the level of Vanlightly/kafka-tlaplus kraft/kip_853 and
+kraft/kip_996 (the same three actions; kip996 has no role variable, and its AddVoter's
+BeginQuorumEpoch request has no `resend` field).
 
 A configuration is carried in the log as a command (InitClusterCommand, AddVoterCommand,
 RemoveVoterCommand, each with the configuration's id and members); a server uses the most
@@ -14,7 +16,7 @@ from kmc.model.core import NONE, Backend, Bool, Effect, Int, StateView, action
 from kmc.model.effects import Flat, merge, nested
 from kmc.model.quorum_fetch import QuorumFetch
 from kmc.model.quorum_state import (
-    ADD_VOTER, BEGIN_QUORUM, FETCH, HOST, LEADER, OBSERVER, REMOVE_VOTER, SERVER,
+    ADD_VOTER, BEGIN_QUORUM, FETCH, HOST, LEADER, NO_RESEND, OBSERVER, REMOVE_VOTER, RESEND_FALSE, SERVER,
 )
 
 
@@ -70,8 +72,9 @@ class QuorumReconfig(QuorumFetch):
 
     @accept_add_voter_request.effect
     def _(self, s: StateView, X: Backend, a: int, add: int) -> Effect:
+        resend = NO_RESEND if self.kip996 else RESEND_FALSE
         return nested(merge(self.reconfigured(s, X, a, ADD_VOTER, add, True),
-                            self.send(s, X, BEGIN_QUORUM, a, add, [1, s.epoch[a], 0]),
+                            self.send(s, X, BEGIN_QUORUM, a, add, [1, s.epoch[a], resend]),
                             {("add_reconfigs",): s.add_reconfigs + 1}))
 
     @action(server=SERVER, remove_server=SERVER)

@@ -72,6 +72,9 @@ class Kind:
 REQUEST_VOTE = Kind("rvq", ("rvq", "rvq_epoch", "rvq_last_epoch", "rvq_last_offset", "rvq_pre_vote"))
 VOTE_RESPONSE = Kind("rvs", ("rvs", "rvs_epoch", "rvs_leader", "rvs_granted", "rvs_error", "rvs_pre_vote"))
 BEGIN_QUORUM = Kind("bqe", ("bqe", "bqe_epoch", "bqe_resend"))
+# kip996's BeginQuorumEpochRequest.resend: FALSE, TRUE, or no such field (the request its
+# AcceptAddVoterRequest sends, another message than BecomeLeader's); kip853's have none and hold 0
+RESEND_FALSE, RESEND_TRUE, NO_RESEND = 0, 1, 2
 FETCH = Kind("fq", ("fq", "fq_epoch", "fq_offset", "fq_last_epoch", "fq_observer"))
 FETCH_RESPONSE = Kind("fs", ("fs", "fs_error", "fs_leader", "fs_epoch", "fs_hwm", "fs_div_epoch", "fs_div_end",
                              "fs_entry_cmd", "fs_entry_epoch", "fs_entry_value", "fs_entry_cfg_id",
@@ -95,19 +98,19 @@ class QuorumState(Model):
     modes = MODES
     options = (
         Option("mode", "kip853", "protocol variant", choices=tuple(MODES)),
-        Option("hosts", 2, "|Hosts|", min=1, max=4),
-        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=4),
-        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=4),
-        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=4),
+        Option("hosts", 2, "|Hosts|", min=1, max=5),
+        Option("init_cluster_size", 2, "InitClusterSize", min=1, max=5),
+        Option("min_cluster_size", 2, "MinClusterSize", min=1, max=5),
+        Option("max_cluster_size", 2, "MaxClusterSize", min=1, max=5),
         Option("max_epoch", 2, "MaxEpoch", min=1, max=4),
-        Option("values", 1, "|Value|: the values clients may write", min=1, max=2),
+        Option("values", 1, "|Value|: the values clients may write", min=1, max=3),
         Option("max_values_per_epoch", 1, "MaxValuesPerEpoch", min=0, max=2),
         Option("max_restarts", 0, "MaxRestarts: restarts keeping state", min=0, max=2),
         Option("max_crashes", 0, "MaxCrashes (kip996: MaxPermCrashes): crashes losing state", min=0, max=1),
-        Option("max_add_reconfigs", 0, "MaxAddReconfigs (kip853; kip996 only 0)", min=0, max=2),
-        Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs (kip853; kip996 only 0)", min=0, max=2),
-        Option("max_spawned_servers", 2, "MaxSpawnedServers: servers ever started, at least --init-cluster-size "
-               "(kip996: equal to it)", min=1, max=4),
+        Option("max_add_reconfigs", 0, "MaxAddReconfigs", min=0, max=2),
+        Option("max_remove_reconfigs", 0, "MaxRemoveReconfigs", min=0, max=2),
+        Option("max_spawned_servers", 2, "MaxSpawnedServers: servers ever started, at least --init-cluster-size",
+               min=1, max=5),
         Option("max_connectivity_changes", 0, "MaxConnectivityChanges", min=0, max=2),
         Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
         Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
@@ -136,14 +139,6 @@ class QuorumState(Model):
         if s["max_spawned_servers"] < s["init_cluster_size"]:
             raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must be at least "
                            f"--init-cluster-size ({s['init_cluster_size']})")
-        if s["mode"] == "kip996":
-            if s["max_spawned_servers"] != s["init_cluster_size"]:
-                raise BadInput(f"--max-spawned-servers ({s['max_spawned_servers']}) must equal --init-cluster-size "
-                               f"({s['init_cluster_size']}) with --mode kip996: its StartNewServer is not modelled yet")
-            for name in ("max_add_reconfigs", "max_remove_reconfigs"):
-                if s[name]:
-                    raise BadInput(f"--{name.replace('_', '-')} must be 0 with --mode kip996 (got {s[name]}): its "
-                                   "reconfigurations are not modelled yet")
 
     def _validate_liveness(self) -> None:
         """TestLiveness and the fix switches: kip853 only; reconfiguration under TestLiveness is
@@ -258,7 +253,7 @@ class QuorumState(Model):
             "rvq_pre_vote": (0, 1),
             "rvs": (0, 1), "rvs_epoch": (0, E), "rvs_leader": (NONE, last), "rvs_granted": (0, 1),
             "rvs_error": (0, INVALID_REQUEST), "rvs_pre_vote": (0, 1),
-            "bqe": (0, 1), "bqe_epoch": (0, E), "bqe_resend": (0, 1),
+            "bqe": (0, 1), "bqe_epoch": (0, E), "bqe_resend": (0, NO_RESEND),
             "fq": (0, 1), "fq_epoch": (0, E), "fq_offset": (0, L + 1), "fq_last_epoch": (0, E), "fq_observer": (0, 1),
             "fs": (0, OK), "fs_error": (0, UNKNOWN_LEADER), "fs_leader": (NONE, last), "fs_epoch": (0, E),
             "fs_hwm": (0, L + 1), "fs_div_epoch": (0, E), "fs_div_end": (0, L + 1), "fs_entry_cmd": (0, REMOVE_VOTER),

@@ -73,5 +73,7 @@ def _message(kind: str, fields: Sequence[str], slot: Sequence[int]) -> str:
                 + (f" entry {COMMAND[named['fs_entry_cmd']]}@e{named['fs_entry_epoch']}" if named['fs_entry_cmd']
                    else "")
                 + f" (for fetch epoch {named['fs_corr_epoch']} offset {named['fs_corr_offset']})")
+    if kind == "bqe":  # resend: FALSE (or kip853's, without the field), TRUE, or kip996's AddVoter's, without it
+        return f"epoch={named['bqe_epoch']}" + ("", " resend", " (no resend field)")[named["bqe_resend"]]
     return " ".join(f"{f.split('_', 1)[1]}={server_name(x) if holds_server(f) else x}"
                     for f, x in zip(fields[1:], slot[1:]))
