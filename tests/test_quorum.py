@@ -193,6 +193,7 @@ SHIPPED = ["--mode", "kip853", "--hosts", "4", "--init-cluster-size", "3", "--mi
            "--max-add-reconfigs", "1", "--max-remove-reconfigs", "1"]
 
 
+@pytest.mark.slow  # about 2 minutes: the model has 1,088 instances over 6,364 positions
 def test_the_shipped_configuration_simulates(run_kmc: Any) -> None:
     """kraft_kip_853.cfg's constants (tests/reference/tlc/quorum/shipped853.cfg: 4 hosts, 3
     servers, up to 4, one add and one remove, a restart and a crash): 20 seeded walks break no

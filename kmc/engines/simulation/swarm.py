@@ -102,11 +102,18 @@ class Walks:
         return len(range(p, self.walks, parts))
 
 
+COMPILE_LIMIT = 1_000_000  # action instances x state positions: kraft's shipped 342,804 compile in about 30 s
+
+
 def interpretation(model: Model, invariants: Sequence[Invariant], name: str | None = None) -> Any:
     """The walkers' interpretation: "compiled" (the model's native kernels) or "vector"; by
-    default compiled when llvmlite is installed (both take the same steps: tests/test_simulate_workers.py)."""
+    default compiled when llvmlite is installed and the model compiles in a minute or so (at
+    most COMPILE_LIMIT instances x positions: the quorum specification's shipped kip853
+    configuration, 6.9 million, took 12.6 minutes), else vector. Both take the same steps
+    (tests/test_simulate_workers.py)."""
     if name is None:
-        name = "compiled" if importlib.util.find_spec("llvmlite") is not None else "vector"
+        small = len(model.instances()) * model.schema.width <= COMPILE_LIMIT
+        name = "compiled" if small and importlib.util.find_spec("llvmlite") is not None else "vector"
     if name == "compiled":
         from kmc.engines.simulation.compiled_moves import CompiledMoves
 
