@@ -152,11 +152,12 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
         p.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A master and two one-core workers started from the installed pyspark, bound to
-    127.0.0.1; one per test module that asks for it (so none outlives its module's tests),
-    stopped (process groups killed) at the end of the module, whatever happened."""
+    127.0.0.1; one for the test session (a cold start takes 25 to 45 s on a loaded 2-core
+    machine), started by the first test that asks for it and stopped (process groups killed)
+    at the end of the session, whatever happened."""
     from kmc.engines.spark.session import _LOG4J2
 
     home = _spark_home()
