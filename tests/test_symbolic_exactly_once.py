@@ -14,6 +14,8 @@ BMC at most about 10 s, except transactions kip98 exactly-once (16 steps, about 
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from kmc import registry
@@ -40,6 +42,7 @@ FAST_STEPS = {"idempotence": 6, "transactions": 6}  # idempotence: its whole BFS
 SLOW_STEPS = 16  # transactions, under `slow`: as deep as the deepest kip98 counterexample
 
 
+@functools.cache  # one run per configuration for the whole module: each test reads it, none changes it
 def vector_run(name: str, mode: str):
     model, invariants = build(name, mode=mode)
     return model, invariants, vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))
