@@ -89,6 +89,19 @@ def spark_session():
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium, driven over its DevTools pipe (tests/chromium_pipe.py), for every
+    browser test: tests/test_trace_page_browser.py, tests/test_explore_browser.py and
+    tests/test_trace_formats.py. Each test opens its own page; skipped without Debian's chromium
+    (failed under CI=true)."""
+    from chromium_pipe import Browser, chromium_or_skip
+
+    browser = Browser(chromium_or_skip(), tmp_path_factory.mktemp("chromium-profile"))
+    yield browser
+    browser.close()
+
+
 # -- a loopback standalone cluster (tests/test_spark_cluster.py, tests/test_spark_model_factory.py) --
 
 READY_SECONDS = 90  # a cold JVM start on a loaded 2-core machine takes 5-20 s per process
