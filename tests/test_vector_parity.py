@@ -59,9 +59,19 @@ def assert_same_run(model, invariants, limits: Limits, search: SearchOptions = S
     return got
 
 
-@pytest.mark.parametrize("symmetry", [False, True], ids=["plain", "symmetry"])
-@pytest.mark.parametrize("keep_going", [False, True], ids=["first", "continue"])
-@pytest.mark.parametrize("mode", MODES)
+# kip279, kip320-first-try and kip320 violate nothing (TLC, tests/reference/tlc-replication.md,
+# table B): stopping at the first violation explores the same complete graph as --continue, so
+# those runs are under `slow`
+HOLDING = {"kip279", "kip320-first-try", "kip320"}
+TWO_REPLICAS = [
+    pytest.param(mode, keep_going, symmetry, id=f"{mode}-{'continue' if keep_going else 'first'}-"
+                                              f"{'symmetry' if symmetry else 'plain'}",
+                 marks=[pytest.mark.slow] if mode in HOLDING and not keep_going else [])
+    for mode in MODES for keep_going in (False, True) for symmetry in (False, True)
+]
+
+
+@pytest.mark.parametrize("mode,keep_going,symmetry", TWO_REPLICAS)
 def test_two_replicas_every_invariant(mode: str, keep_going: bool, symmetry: bool) -> None:
     model, invariants = build("replication", mode=mode)
     assert_same_run(model, invariants, Limits(), SearchOptions(keep_going=keep_going, symmetry=symmetry))
