@@ -110,7 +110,7 @@ def test_a_local_run_parks_its_parts_as_files_and_removes_them(spark_session: An
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     model, invariants = build("replication", mode="kip320")
-    spark = kmc_check(model, invariants, engine="spark", options=LOCAL)
+    spark = kmc_check(model, invariants, engine="spark", limits=Limits(max_depth=6), options=LOCAL)  # 6 levels of 18
     assert spark.engine_stats["parts"] == "files"
     assert list(tmp_path.glob("kmc-spark-parts-*")) == []  # the run's directory of parts is gone
 
