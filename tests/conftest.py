@@ -89,6 +89,19 @@ def spark_session():
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium, driven over its DevTools pipe (tests/chromium_pipe.py), for every
+    browser test: tests/test_trace_page_browser.py, tests/test_explore_browser.py and
+    tests/test_trace_formats.py. Each test opens its own page; skipped without Debian's chromium
+    (failed under CI=true)."""
+    from chromium_pipe import Browser, chromium_or_skip
+
+    browser = Browser(chromium_or_skip(), tmp_path_factory.mktemp("chromium-profile"))
+    yield browser
+    browser.close()
+
+
 # -- a loopback standalone cluster (tests/test_spark_cluster.py, tests/test_spark_model_factory.py) --
 
 READY_SECONDS = 90  # a cold JVM start on a loaded 2-core machine takes 5-20 s per process
@@ -152,11 +165,12 @@ def _stop(processes: list[subprocess.Popen[bytes]]) -> None:
         p.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A master and two one-core workers started from the installed pyspark, bound to
-    127.0.0.1; one per test module that asks for it (so none outlives its module's tests),
-    stopped (process groups killed) at the end of the module, whatever happened."""
+    127.0.0.1; one for the test session (a cold start takes 25 to 45 s on a loaded 2-core
+    machine), started by the first test that asks for it and stopped (process groups killed)
+    at the end of the session, whatever happened."""
     from kmc.engines.spark.session import _LOG4J2
 
     home = _spark_home()

@@ -1,7 +1,7 @@
 """`kmc explore` in headless Chromium: the page loads, its buttons are clicked through a
 counterexample of kraft (the last replica standing) and of two-phase commit, and the page
 shows what the walk holds. The page's URL fragment clicks as a person would (kmc/explore/script.py);
-`--dump-dom` gives the page as the browser drew it.
+the session's Chromium (tests/conftest.py, over its DevTools pipe) gives the page as it drew it.
 
 Debian's chromium is needed (`make browser`); without it the tests skip, except under CI=true.
 Expected labels and fields come from the traces and a second computation (Model.describe)."""
@@ -9,11 +9,9 @@ Expected labels and fields come from the traces and a second computation (Model.
 from __future__ import annotations
 
 import html
-import os
 import re
-import shutil
-import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -21,6 +19,7 @@ from urllib.parse import quote
 import pytest
 
 import kmc
+from chromium_pipe import Browser
 from kmc import registry
 from kmc.cli.explore import explorer
 from kmc.explore.server import Explorer
@@ -32,15 +31,10 @@ TPC = str(ROOT / "examples" / "two_phase_commit" / "model.py")
 LRS = {"min_insync_replicas": 2, "fence_broker_limit": 1, "unclean_shutdown_limit": 1}
 
 
-@pytest.fixture(scope="module")
-def browser() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:
-        message = "Debian's chromium is not installed (make browser, or apt-get install chromium)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true: {message}")  # CI must run this test, not skip it
-        pytest.skip(message)
-    return found
+@pytest.fixture
+def browser(chromium: Browser) -> Browser:
+    """The session's Chromium (tests/conftest.py)."""
+    return chromium
 
 
 def saved_counterexample(folder: Path, spec: str, invariant: str, **settings: object) -> Path:
@@ -64,17 +58,20 @@ def serving(server: Explorer) -> Iterator[str]:
         thread.join(10)
 
 
-def page(browser: str, url: str, tmp_path: Path, clicks: list[str], query: str | None = None) -> str:
+def page(browser: Browser, url: str, clicks: list[str], query: str | None = None) -> str:
     """The page after typing `query` in the search box and clicking `clicks` in order, as Chromium drew it."""
     fragment = "click=" + quote("|".join(clicks), safe="")
     if query is not None:
         fragment = "query=" + quote(query, safe="") + "&" + fragment
-    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
-             "--virtual-time-budget=20000"]
-    dom = subprocess.run([*flags, "--dump-dom", f"{url}#{fragment}"], capture_output=True, text=True,
-                         timeout=120).stdout
-    assert 'data-done="yes"' in dom, re.findall(r'<div id="error"[^>]*>([^<]*)<', dom)
-    return dom
+    browser.open("about:blank")  # a new document each time: the page reads its fragment once, on load
+    browser.open(f"{url}#{fragment}")
+    deadline = time.monotonic() + 60
+    # the body's data-done once the clicks are done, or the error bar's text
+    while not (ended := browser.eval("document.body.dataset.done || document.getElementById('error').textContent")):
+        assert time.monotonic() < deadline, "the page did not finish its clicks in 60 s"
+        time.sleep(0.05)
+    assert ended == "yes", ended
+    return browser.eval("document.documentElement.outerHTML")
 
 
 def text_of(dom: str, element_id: str) -> str:
@@ -87,13 +84,13 @@ def path_labels(dom: str) -> list[str]:
     return [html.unescape(m) for m in re.findall(r'<li id="step-\d+"[^>]*>\d+\. ([^<]*)', dom)]
 
 
-def test_kraft_counterexample_clicked_through(browser: str, tmp_path: Path) -> None:
+def test_kraft_counterexample_clicked_through(browser: Browser, tmp_path: Path) -> None:
     trace_file = saved_counterexample(tmp_path, "kraft", "leader-completeness", **LRS)
     played = itf.loads(trace_file.read_text(), lambda _, s: registry.build("kraft", **s)[0])
     labels = ["init", *(s.instance.label for s in played.steps[1:] if s.instance is not None)]
     assert len(labels) == 8  # 7 steps: TLC's length (docs/kraft.md)
     for url in serving(explorer("kraft", port=0, trace_path=trace_file, **LRS)):
-        dom = page(browser, url, tmp_path, ["forward"] * 3)
+        dom = page(browser, url, ["forward"] * 3)
         assert text_of(dom, "where") == f"step 3 of 7 (loaded {trace_file.name})"
         assert path_labels(dom) == labels
         assert 'class="failed"' not in dom  # every invariant holds at step 3
@@ -102,11 +99,11 @@ def test_kraft_counterexample_clicked_through(browser: str, tmp_path: Path) -> N
         assert [html.unescape(k) for k in changed] == [k for k in after if before.get(k) != after[k]]
         other = next(label for label in _choices(dom) if label != labels[4])
         # on to the end by the forward button: the violation
-        dom = page(browser, url, tmp_path, ["forward"] * 4)
+        dom = page(browser, url, ["forward"] * 4)
         assert text_of(dom, "where") == f"step 7 of 7 (loaded {trace_file.name})"
         assert re.search(r'id="inv-leader-completeness" class="failed"', dom)
         # back to step 3 by the path's entry, then another way by an action's button: the path ends there
-        dom = page(browser, url, tmp_path, ["step-3", f"label:{other}"])
+        dom = page(browser, url, ["step-3", f"label:{other}"])
         assert path_labels(dom) == [*labels[:4], other]
         assert text_of(dom, "where") == f"step 4 of 4 (loaded {trace_file.name})"
 
@@ -115,20 +112,20 @@ def _choices(dom: str) -> list[str]:
     return [html.unescape(m) for m in re.findall(r'<button id="choice-\d+" data-label="([^"]*)"', dom)]
 
 
-def test_two_phase_commit_walked_by_its_buttons(browser: str, tmp_path: Path) -> None:
+def test_two_phase_commit_walked_by_its_buttons(browser: Browser) -> None:
     for url in serving(explorer(TPC, port=0)):
-        dom = page(browser, url, tmp_path, ["choice-0", "label:tm_abort()", "label:rm_prepare(rm=r1)"])
+        dom = page(browser, url, ["choice-0", "label:tm_abort()", "label:rm_prepare(rm=r1)"])
         assert text_of(dom, "where") == "step 2 of 2"
         # TwoPhase.tla: the working RMs may prepare or abort, and with Abort sent every RM may receive it
         assert _choices(dom) == ["rm_prepare(rm=r2)", "rm_prepare(rm=r3)", "rm_choose_to_abort(rm=r2)",
                                  "rm_choose_to_abort(rm=r3)", "rm_rcv_abort_msg(rm=r1)", "rm_rcv_abort_msg(rm=r2)",
                                  "rm_rcv_abort_msg(rm=r3)"]
-        dom = page(browser, url, tmp_path, ["label:rm_rcv_abort_msg(rm=r1)"])
+        dom = page(browser, url, ["label:rm_rcv_abort_msg(rm=r1)"])
         assert path_labels(dom) == ["init", "tm_abort()", "rm_prepare(rm=r1)", "rm_rcv_abort_msg(rm=r1)"]
         assert re.search(r'id="inv-prepared-never-aborts" class="failed"', dom)
         assert re.search(r'id="inv-consistency" class="held"', dom)
         # the search box, typed and clicked: the state where r3 chose to abort, one step from the start
-        dom = page(browser, url, tmp_path, ["search-go", "match-0"], query="rm_state[2] == 3")
+        dom = page(browser, url, ["search-go", "match-0"], query="rm_state[2] == 3")
         # a second computation: the states reached are those on the path and their successors
         model, _ = registry.build(TPC)
         sm = ScalarModel(model)
@@ -141,12 +138,12 @@ def test_two_phase_commit_walked_by_its_buttons(browser: str, tmp_path: Path) ->
         assert path_labels(dom) == ["init", "rm_choose_to_abort(rm=r3)"]
 
 
-def test_two_phase_commit_counterexample_loaded(browser: str, tmp_path: Path) -> None:
+def test_two_phase_commit_counterexample_loaded(browser: Browser, tmp_path: Path) -> None:
     trace_file = saved_counterexample(tmp_path, TPC, "prepared-never-aborts")
     for url in serving(explorer(TPC, port=0, trace_path=trace_file)):
-        dom = page(browser, url, tmp_path, [])
+        dom = page(browser, url, [])
         assert text_of(dom, "where") == f"step 0 of 3 (loaded {trace_file.name})"
         assert "next on the path" in dom and 'class="failed"' not in dom
-        dom = page(browser, url, tmp_path, ["step-3"])
+        dom = page(browser, url, ["step-3"])
         assert re.search(r'id="inv-prepared-never-aborts" class="failed"', dom)
         assert text_of(dom, "choices-heading").startswith("Enabled actions (")

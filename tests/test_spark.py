@@ -33,25 +33,38 @@ def outcome(r: CheckResult) -> tuple[Any, ...]:
     return r.distinct_states, r.generated_states, r.depth, r.complete, r.stopped_by, verdicts
 
 
+SLOW = pytest.mark.slow
+# every model and every kind of limit and search in the default suite; the longer runs of the
+# same paths (whole replication modes, fetch's epoch modes, kip890, kraft's kip966, 10 to 40 s
+# each) under `slow`
 CONFIGS = [
-    *[("replication", {"mode": m}, dict(limits=Limits())) for m in ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]],
+    *[pytest.param("replication", {"mode": m}, dict(limits=Limits()), marks=SLOW)
+      for m in ["hw", "kip101", "kip279", "kip320-first-try", "kip320"]],
     ("replication", {"mode": "hw"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
     ("replication", {"mode": "kip320"}, dict(limits=Limits(), search=SearchOptions(symmetry=True))),
     ("replication", {"mode": "kip101"}, dict(limits=Limits(max_states=2000))),
     ("replication", {"mode": "kip279"}, dict(limits=Limits(max_depth=7))),
-    *[("fetch", {"mode": m}, dict(limits=Limits())) for m in ["hw", "epoch", "epoch-fenced"]],
-    ("fetch", {"mode": "hw", "acks": "1"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
+    ("fetch", {"mode": "hw"}, dict(limits=Limits())),
+    *[pytest.param("fetch", {"mode": m}, dict(limits=Limits()), marks=SLOW) for m in ["epoch", "epoch-fenced"]],
+    pytest.param("fetch", {"mode": "hw", "acks": "1"}, dict(limits=Limits(), search=SearchOptions(keep_going=True)),
+                 marks=SLOW),
     *[("idempotence", {"mode": m}, dict(limits=Limits(), search=SearchOptions(keep_going=True))) for m in ["no-idempotence", "idempotence"]],
-    *[("transactions", {"mode": m}, dict(limits=Limits())) for m in ["kip98", "kip890"]],
+    ("transactions", {"mode": "kip98"}, dict(limits=Limits())),
+    pytest.param("transactions", {"mode": "kip890"}, dict(limits=Limits()), marks=SLOW),
     # kraft on the last-replica-standing bounds: v3.5 finds the loss; kip966 (ELR) cut at 20,000 states
-    *[("kraft", {"mode": m, "brokers": 2, "replication_factor": 2, "init_isr_size": 2, "min_insync_replicas": 2,
-                 "fence_broker_limit": 1, "unclean_shutdown_limit": 1}, limits)
-      for m, limits in [("v3.5", dict(limits=Limits())), ("kip966", dict(limits=Limits(max_states=20_000)))]],
+    *[pytest.param("kraft", {"mode": m, "brokers": 2, "replication_factor": 2, "init_isr_size": 2,
+                             "min_insync_replicas": 2, "fence_broker_limit": 1, "unclean_shutdown_limit": 1}, limits,
+                   marks=marks)
+      for m, limits, marks in [("v3.5", dict(limits=Limits()), ()), ("kip966", dict(limits=Limits(max_states=20_000)), SLOW)]],
 ]
 
 
-@pytest.mark.parametrize("name,settings,limits", CONFIGS,
-                         ids=[f"{n}-{'-'.join(map(str, s.values()))}-{i}" for i, (n, s, _) in enumerate(CONFIGS)])
+def _config_id(i: int, config: Any) -> str:
+    name, settings, _ = config.values if hasattr(config, "values") else config
+    return f"{name}-{'-'.join(map(str, settings.values()))}-{i}"
+
+
+@pytest.mark.parametrize("name,settings,limits", CONFIGS, ids=[_config_id(i, c) for i, c in enumerate(CONFIGS)])
 def test_spark_equals_vector(spark_session: Any, name: str, settings: dict[str, Any], limits: dict[str, Any]) -> None:
     model, invariants = build(name, **settings)
     vector = kmc_check(model, invariants, engine="vector", **limits)
@@ -69,14 +82,17 @@ def test_a_failed_task_is_retried_with_the_same_result(spark_session: Any, tmp_p
     marker = tmp_path / "failed-once"
     faulty = SparkOptions(master="local[2]", partitions=2, threshold=0, park=park,
                           fault=Fault(level=4, partition=1, marker=str(marker)))
-    spark = kmc_check(model, invariants, engine="spark", limits=Limits(), search=SearchOptions(keep_going=True), options=faulty)
+    # the first 6 levels: the fault is at level 4, and each level more is a few Spark jobs more
+    limits, search = Limits(max_depth=6), SearchOptions(keep_going=True)
+    spark = kmc_check(model, invariants, engine="spark", limits=limits, search=search, options=faulty)
     assert marker.exists()  # the task did fail once
-    assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector", limits=Limits(), search=SearchOptions(keep_going=True)))
+    assert outcome(spark) == outcome(kmc_check(model, invariants, engine="vector", limits=limits, search=search))
     assert spark.engine_stats["parts"] == ("files" if park else "block manager")
 
 
 @pytest.mark.parametrize("name,settings,limits", [
-    ("replication", {"mode": "kip320"}, dict(limits=Limits(), search=SearchOptions(symmetry=True))),
+    pytest.param("replication", {"mode": "kip320"}, dict(limits=Limits(), search=SearchOptions(symmetry=True)),
+                 marks=SLOW),  # 18 s under load; the failed-task test takes this path too
     ("replication", {"mode": "kip101"}, dict(limits=Limits(max_states=2000))),
     ("transactions", {"mode": "kip98"}, dict(limits=Limits())),
 ])
@@ -94,7 +110,7 @@ def test_a_local_run_parks_its_parts_as_files_and_removes_them(spark_session: An
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     model, invariants = build("replication", mode="kip320")
-    spark = kmc_check(model, invariants, engine="spark", options=LOCAL)
+    spark = kmc_check(model, invariants, engine="spark", limits=Limits(max_depth=6), options=LOCAL)  # 6 levels of 18
     assert spark.engine_stats["parts"] == "files"
     assert list(tmp_path.glob("kmc-spark-parts-*")) == []  # the run's directory of parts is gone
 
@@ -113,7 +129,8 @@ def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:
 @pytest.mark.parametrize("name,settings,limits", [
     ("fetch", {"mode": "hw"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
     ("replication", {"mode": "kip101"}, dict(limits=Limits())),
-    ("transactions", {"mode": "kip98"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
+    pytest.param("transactions", {"mode": "kip98"}, dict(limits=Limits(), search=SearchOptions(keep_going=True)),
+                 marks=SLOW),  # 14 s under load
 ])
 def test_spark_takes_over_from_the_vector_engine_mid_run(spark_session: Any, name: str, settings: dict[str, Any],
                                                          limits: dict[str, Any]) -> None:

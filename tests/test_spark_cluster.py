@@ -7,8 +7,8 @@ the vector engine's, run in-process: distinct states, depth, verdicts, trace len
 The master is not local, so kmc ships its own sources to the executors as a zip
 (spark_session.start, addPyFile); the probe test checks that the executors import kmc from
 that zip and not from the driver's checkout. The cluster (the `cluster` fixture, in
-tests/conftest.py) is stopped (process groups killed) at the end of the module, whatever
-happened.
+tests/conftest.py, shared with tests/test_spark_model_factory.py) is stopped (process groups
+killed) at the end of the test session, whatever happened.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from conftest import Cluster, build
 from kmc import api as engines
@@ -69,20 +71,24 @@ def _figures(distinct: int, depth: int, verdicts: dict[str, tuple[bool, int | No
 
 
 def _check_equals_vector(c: Cluster, name: str, flags: list[str], settings: dict[str, Any],
-                         probe: bool = False) -> list[str] | None:
+                         probe: bool = False) -> tuple[dict[str, Any], list[str] | None]:
+    """The cluster's run (with `--continue` among the flags, past violations) equals the vector
+    engine's: the run's JSON, and with `probe`, the files the executors import kmc from."""
     got, files = _kmc(c, [name, *flags], probe)
     assert got["engine"] == "spark"
     assert got["engine_stats"]["master"] == c.url and got["engine_stats"]["partitions"] == 2
     model, invariants = build(name, **settings)
-    vector = kmc_check(model, invariants, engine="vector", limits=Limits())
+    vector = kmc_check(model, invariants, engine="vector", limits=Limits(),
+                       search=SearchOptions(keep_going="--continue" in flags))
     expected = _figures(vector.distinct_states, vector.depth,
                         {n: (v.holds, None if v.trace is None else v.trace.length) for n, v in vector.invariants.items()})
     spark = _figures(got["distinct_states"], got["depth"],
                      {n: (v["holds"], v["trace_length"]) for n, v in got["invariants"].items()})
     assert spark == expected
-    return files
+    return got, files
 
 
+@pytest.mark.slow  # 47 s under load: the probe test below runs fetch hw on the cluster the same way
 def test_kmc_check_on_the_cluster_equals_vector(cluster: Cluster) -> None:
     """replication hw: 1,294 states, weak-isr broken in 8 steps (the vector engine, in-process;
     TLC's figures too, tests/reference/tlc-replication.md, table B)."""
@@ -94,7 +100,7 @@ def test_executors_import_kmc_from_the_shipped_zip(cluster: Cluster) -> None:
     zip ahead of the driver's editable install, so they import kmc from it. Then fetch hw runs
     in that application (4,515 states, no-log-divergence broken in 9 steps, as the vector engine:
     figures the test recomputes in-process, not literals it asserts)."""
-    files = _check_equals_vector(cluster, "fetch", ["--mode", "hw"], {"mode": "hw"}, probe=True)
+    _, files = _check_equals_vector(cluster, "fetch", ["--mode", "hw"], {"mode": "hw"}, probe=True)
     assert files and all("kmc.zip" in f for f in files), files
 
 
@@ -110,10 +116,9 @@ def _user_model_dir(tmp_path: Path) -> Path:
 def test_a_model_file_outside_kmc_runs_on_the_cluster(cluster: Cluster, tmp_path: Path) -> None:
     """`kmc check /elsewhere/model.py --engine spark` against the cluster: its files are
     shipped to the executors; 1,568 states with 4 RMs, as TLC (tests/reference/tlc-two-phase.md),
-    and the same verdicts and trace lengths as the vector engine."""
+    and the same verdicts and trace lengths as the vector engine (one run, with --continue)."""
     model_file = str(_user_model_dir(tmp_path) / "model.py")
-    _check_equals_vector(cluster, model_file, ["--rms", "4"], {"rms": 4})
-    got, _ = _kmc(cluster, [model_file, "--rms", "4", "--continue"])
+    got, _ = _check_equals_vector(cluster, model_file, ["--rms", "4", "--continue"], {"rms": 4})
     assert got["distinct_states"] == 1568
 
 

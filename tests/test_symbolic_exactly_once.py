@@ -9,10 +9,13 @@ commits 29b355c and 7ae23ac, the same as tests/test_idempotence.py and tests/tes
 each test recomputes them with the vector engine's complete search and holds BMC to that.
 
 Times on a shared 2-core machine (docs/symbolic.md has the table): each violation below takes
-BMC at most about 10 s, except transactions kip98 exactly-once (16 steps, about 22 s: `slow`).
+BMC at most about 10 s, except transactions kip98 exactly-once (16 steps, about 22 s: `slow`);
+own-transaction (13 steps, 7 s) is `slow` too, for the default suite's time on a loaded machine.
 """
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 
@@ -35,11 +38,14 @@ VIOLATED = [
     ("transactions", "kip98", "own-transaction", 13),
     ("transactions", "kip98", "exactly-once", 16),
 ]
-SLOW = {"exactly-once"}  # BMC: about 22 s alone
+# BMC: exactly-once about 22 s alone; own-transaction 7 s, 30 to 50 s under load (the default
+# suite keeps kip98's no-hanging-transaction, 9 steps, and idempotence's two)
+SLOW = {"exactly-once", "own-transaction"}
 FAST_STEPS = {"idempotence": 6, "transactions": 6}  # idempotence: its whole BFS depth (7 levels)
 SLOW_STEPS = 16  # transactions, under `slow`: as deep as the deepest kip98 counterexample
 
 
+@functools.cache  # one run per configuration for the whole module: each test reads it, none changes it
 def vector_run(name: str, mode: str):
     model, invariants = build(name, mode=mode)
     return model, invariants, vector.check(model, invariants, Limits(), SearchOptions(keep_going=True))

@@ -6,11 +6,11 @@ page then shows is read back and compared with the trace computed again in Pytho
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-from chromium_pipe import Browser, chromium_or_skip
+from chromium_pipe import Browser
 from kmc.cli.main import main
 from kmc.model.core import Model
 from kmc.traces import itf
@@ -35,11 +35,10 @@ def page(out: Path, *traces: Path, model: str | None = None) -> Path:
     return html
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    b = Browser(chromium_or_skip(), tmp_path_factory.mktemp("profile"))
-    yield b
-    b.close()
+@pytest.fixture
+def browser(chromium: Browser) -> Browser:
+    """The session's Chromium (tests/conftest.py)."""
+    return chromium
 
 
 @pytest.fixture(scope="module")
