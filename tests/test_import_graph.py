@@ -36,6 +36,7 @@ LAYERS: dict[str, int] = {
     "kmc.engines.vector": 61,
     "kmc.engines.symmetry": 61,
     "kmc.engines.interface": 60,
+    "kmc.engines.checkpoints": 60,  # the manifest the checkpointing engines share
     "kmc.engines.liveness": 60,
     "kmc.engines.result": 60,
     "kmc.engines.search": 60,
