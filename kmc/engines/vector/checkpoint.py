@@ -136,3 +136,63 @@ def frontier_arrays(level: Level, codes: WordCodes | None) -> dict[str, np.ndarr
 
 def key_arrays(keys: Visited) -> dict[str, np.ndarray]:
     return {"keys-sort": keys.sort_key, **{f"keys-word-{w}": x for w, x in enumerate(keys.extras)}}
+
+
+
+def keep(search: Any, number: int, keys: Visited, level: Level) -> None:
+    """Level `number` of `search` (kmc/engines/vector/engine.py:Search, which imports this module), complete and merged, in its --checkpoint-dir."""
+    assert search.checkpoint is not None
+    arrays = key_arrays(keys)
+    if number > 1:
+        arrays.update({"links-parent": search.parents[-1], "links-action": search.iids[-1]})
+    arrays.update(frontier_arrays(level, search.codes))
+    write_level(search.checkpoint.directory, number, arrays, {
+        **identity(search.model, search.invariants, search.options, search.fmt),
+        "level_size": len(level),
+        "distinct": search.distinct,
+        "generated": search.generated,
+        **checkpoints.violations_record(search.initial, search.violations, search.found_at),
+    })
+
+
+def resume(search: Any, root: Path) -> tuple[Level, int]:
+    """The run kept in `root`, proved and checked, back in `search`: its last level and depth."""
+    stored = Stored(root, identity(search.model, search.invariants, search.options, search.fmt))
+    m = stored.manifest
+    coded = search.codes is not None
+    if search.codes is not None:
+        search.codes = stored.codes(search.fmt)
+        search.visited = Visited(search.fmt, list(search.codes.dtypes))
+    for number in range(1, stored.depth + 1):
+        sort_key, extras = stored.keys(number, search.fmt, coded)
+        if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
+            raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
+        for w, x in enumerate(extras):
+            if search.codes is not None and len(x) and int(x.max()) >= len(search.codes.values[w]):
+                raise BadInput(f"--resume: {root}: a key of level {number} has a code beyond its dictionary: "
+                               "the run cannot be resumed")
+        search.visited.merge(np.array(sort_key), [np.array(x) for x in extras])
+        if number > 1:
+            parents, iids = stored.links(number, stored.sizes[number - 2], search.step.count,
+                                          np.dtype(search.step.iid_dtype))
+            search.parents.append(parents)
+            search.iids.append(iids)
+        search.seen.add(sort_key)  # the filter holds every visited key
+        search._exhausted()  # past --memory-limit, what is loaded so far goes to disk
+    search._fit()
+    try:
+        search.generated = int(m["generated"])
+        search.initial = [tuple(int(v) for v in s) for s in m["initial"]]
+        search.violations.first = {int(k): tuple(int(v) for v in s) for k, s in m["first"].items()}
+        search.violations.counts = {int(k): int(v) for k, v in m["counts"].items()}
+        search.found_at = {tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]}
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BadInput(f"--resume: {root}: the manifest's counts or violations are malformed ({e!r})") from e
+    known = set(search.model.initial_states())
+    if len(search.initial) != stored.sizes[0] or not set(search.initial) <= known \
+            or any(k not in range(len(search.invariants)) for k in search.violations.first) \
+            or set(search.violations.counts) != {k for k, i in enumerate(search.invariants) if i.report}:
+        raise BadInput(f"--resume: {root}: the manifest's initial states or violations are not this model's: "
+                       "the run cannot be resumed")
+    search.resumed_at = stored.depth
+    return stored.frontier(search.fmt, search.codes if search.coded_levels else None, search.step.packing.words), stored.depth

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from pathlib import Path
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -170,7 +169,7 @@ class Search:
         depth = 0
         level: Level | None = None  # the last level
         if self.checkpoint is not None and self.checkpoint.resume:
-            level, depth = self._resume(self.checkpoint.directory)
+            level, depth = checkpoint.resume(self, self.checkpoint.directory)
         elif self.checkpoint is not None:
             checkpoints.check_fresh(self.checkpoint.directory)
         if initial and level is None:
@@ -417,73 +416,13 @@ class Search:
         if self.properties and len(level):
             self.levels.append(level.words())
         if self.checkpoint is not None and self.stopped_by is None and len(level):
-            self._keep(depth + 1, keys, level)
+            checkpoint.keep(self, depth + 1, keys, level)
         return level
 
     def _fit(self) -> None:
         self.seen.fit([self.visited.sort_key, *([] if self.spill is None else self.spill.sort_keys())])
 
     # -- checkpoints -------------------------------------------------------------------------
-
-    def _identity(self) -> dict[str, Any]:
-        return checkpoint.identity(self.model, self.invariants, self.options, self.fmt)
-
-    def _keep(self, number: int, keys: Visited, level: Level) -> None:
-        """Level `number`, complete and merged, in --checkpoint-dir (kmc/engines/vector/checkpoint.py)."""
-        assert self.checkpoint is not None
-        arrays = checkpoint.key_arrays(keys)
-        if number > 1:
-            arrays.update({"links-parent": self.parents[-1], "links-action": self.iids[-1]})
-        arrays.update(checkpoint.frontier_arrays(level, self.codes))
-        checkpoint.write_level(self.checkpoint.directory, number, arrays, {
-            **self._identity(),
-            "level_size": len(level),
-            "distinct": self.distinct,
-            "generated": self.generated,
-            **checkpoints.violations_record(self.initial, self.violations, self.found_at),
-        })
-
-    def _resume(self, root: Path) -> tuple[Level, int]:
-        """The run kept in `root`, proved and checked, back in this search: its last level and depth."""
-        stored = checkpoint.Stored(root, self._identity())
-        m = stored.manifest
-        coded = self.codes is not None
-        if self.codes is not None:
-            self.codes = stored.codes(self.fmt)
-            self.visited = Visited(self.fmt, list(self.codes.dtypes))
-        for number in range(1, stored.depth + 1):
-            sort_key, extras = stored.keys(number, self.fmt, coded)
-            if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
-                raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
-            for w, x in enumerate(extras):
-                if self.codes is not None and len(x) and int(x.max()) >= len(self.codes.values[w]):
-                    raise BadInput(f"--resume: {root}: a key of level {number} has a code beyond its dictionary: "
-                                   "the run cannot be resumed")
-            self.visited.merge(np.array(sort_key), [np.array(x) for x in extras])
-            if number > 1:
-                parents, iids = stored.links(number, stored.sizes[number - 2], self.step.count,
-                                              np.dtype(self.step.iid_dtype))
-                self.parents.append(parents)
-                self.iids.append(iids)
-            self.seen.add(sort_key)  # the filter holds every visited key
-            self._exhausted()  # past --memory-limit, what is loaded so far goes to disk
-        self._fit()
-        try:
-            self.generated = int(m["generated"])
-            self.initial = [tuple(int(v) for v in s) for s in m["initial"]]
-            self.violations.first = {int(k): tuple(int(v) for v in s) for k, s in m["first"].items()}
-            self.violations.counts = {int(k): int(v) for k, v in m["counts"].items()}
-            self.found_at = {tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]}
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise BadInput(f"--resume: {root}: the manifest's counts or violations are malformed ({e!r})") from e
-        known = set(self.model.initial_states())
-        if len(self.initial) != stored.sizes[0] or not set(self.initial) <= known \
-                or any(k not in range(len(self.invariants)) for k in self.violations.first) \
-                or set(self.violations.counts) != {k for k, i in enumerate(self.invariants) if i.report}:
-            raise BadInput(f"--resume: {root}: the manifest's initial states or violations are not this model's: "
-                           "the run cannot be resumed")
-        self.resumed_at = stored.depth
-        return stored.frontier(self.fmt, self.codes if self.coded_levels else None, self.step.packing.words), stored.depth
 
     def _exhausted(self, level: Level | None = None) -> str | None:
         """What ends the run now, if anything. Past --memory-limit the run goes on (unless it
