@@ -27,8 +27,10 @@ run: $(STAMP)
 	$(BIN)/kmc compare replication --modes hw,kip101,kip279,kip320-first-try,kip320 --replicas 2 --max-leader-epoch 2; \
 	  test $$? -eq 12
 
+# on TEST_WORKERS processes (pytest-xdist); the tests that share a JVM or a browser keep to one
+TEST_WORKERS ?= 2
 test: $(STAMP) java
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 # static types of the library (settings in [tool.mypy] of pyproject.toml)
 lint: $(STAMP)

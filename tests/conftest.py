@@ -38,6 +38,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                     "`make test-slow` runs every slow test")
 
 
+# `make test` runs the suite on two processes (pytest-xdist, `--dist loadgroup`): the tests that
+# use a session-wide JVM or browser go to one process each, so the suite still starts one Spark
+# session, one loopback cluster and one Chromium
+_SHARED = {"spark_session": "spark", "cluster": "spark", "chromium": "chromium"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        groups = {_SHARED[f] for f in getattr(item, "fixturenames", ()) if f in _SHARED}
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(min(groups)))
+
+
 def build(name: str, **settings: Any) -> tuple[Model, list[Invariant]]:
     return registry.build(name, **settings)
 
