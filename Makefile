@@ -48,7 +48,7 @@ gate: $(STAMP)
 	$(BIN)/kmc gate baselines/kmc.toml --quiet --junit build/gate-junit.xml
 
 test-slow: $(STAMP) java
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow --durations 15
 
 clean:
 	rm -rf $(VENV) .pytest_cache build

@@ -44,6 +44,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 _SHARED = {"spark_session": "spark", "cluster": "spark", "chromium": "chromium"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         groups = {_SHARED[f] for f in getattr(item, "fixturenames", ()) if f in _SHARED}
