@@ -78,6 +78,26 @@ def test_ctrl_c_prints_statistics_exits_130_and_writes_nothing(tmp_path: Path) -
     assert [p.name for p in tmp_path.iterdir()] == []  # no temporary file either
 
 
+def test_sigterm_stops_a_spilling_run_as_ctrl_c_does_and_its_spill_goes(tmp_path: Path) -> None:
+    """CI's `timeout` and `kill` send SIGTERM: the run stops as at Ctrl-C (exit 130, its
+    statistics), and the levels it spilled past --memory-limit leave the disk with it."""
+    spills = tmp_path / "tmp"
+    spills.mkdir()
+    argv = [sys.executable, "-m", "kmc.cli.main", "check", *BIG, "--engine", "vector", "--workers", "1",
+            "--memory-limit", "1", "--continue"]
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin", "TMPDIR": str(spills)}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    deadline = time.monotonic() + 60
+    while not any(spills.glob("kmc-spill-*/*.npy")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.1)
+    assert any(spills.glob("kmc-spill-*/*.npy")), "the run never spilled"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "kmc: interrupted: fetch epoch, level " in err
+    assert list(spills.iterdir()) == []
+
+
 def test_eta_only_once_levels_shrink() -> None:
     assert remaining_states([1, 10, 100]) is None
     assert remaining_states([100, 50]) is None

@@ -3,8 +3,10 @@ are those of kmc/exits.py: this module turns errors and interruptions into their
 
 from __future__ import annotations
 
+import signal
 import sys
 import traceback
+from types import FrameType
 
 import click
 
@@ -42,6 +44,8 @@ cli.add_command(explore)
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # kmc's own process: a SIGTERM (CI's timeout, kill) stops it as Ctrl-C does
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         rc = cli.main(args=argv, prog_name="kmc", standalone_mode=False)
     except click.exceptions.Exit as e:
@@ -74,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         sys.exit(rc or 0)
     return int(rc or 0)
+
+
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM as Ctrl-C: the run's statistics are printed and its temporary files (levels
+    spilled to disk, Spark's folder) go with it, where the default action would leave them."""
+    raise KeyboardInterrupt
 
 
 def _interrupted(cause: BaseException | None) -> str:
