@@ -90,8 +90,11 @@ def simulate(model: Model, invariants: Sequence[Invariant], walks: Walks, worker
 def _run_share(model: Model, invariants: Sequence[Invariant], walks: Walks, p: int, halt: Any, results: Any,
                progress: ProgressHook | None, moves: Any) -> None:
     """In a child: one share's swarm; its outcome (or its error) goes back on `results`. Ctrl-C
-    is the parent's to report: it sets `halt`, which ends this walk at its next round."""
+    is the parent's to report: it sets `halt`, which ends this walk at its next round. A
+    SIGTERM (the parent's own way of stopping a child) ends the child quietly: the parent's
+    handler, which turns it into Ctrl-C (kmc/cli/main.py), is not the child's."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         swarm = Swarm(model, invariants, walks, progress, moves)
         swarm.halt = halt
