@@ -185,28 +185,10 @@ class LevelStep:
             sub = np.take(block.rows, parents, axis=0).T  # strided columns: cheaper than a transposing copy
             effect = inst.action.effect(self.schema.view(list(sub)), self.X, *inst.args)
         else:  # the columns its effect reads, each gathered on first read
-            sub = _Gathered(block.cols, parents)
+            sub = Gathered(block.cols, parents)
             effect = inst.action.effect(self.schema.view_lazily(sub), self.X, *inst.args)
             self.reads_widely[inst.id] = len(sub.done) * 4 > len(block.cols)
-        changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
-        positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
-        values = np.empty((len(changes), k), dtype=self.dtype)
-        varying = []  # the rows not written from a constant
-        for r, v in enumerate(changes.values()):
-            if np.ndim(v) == 0:  # a constant: checked once
-                self._check_values(inst, int(positions[r]), np.asarray([v]))
-            else:
-                v = np.asarray(v)
-                if v.dtype != self.dtype and v.dtype != np.bool_:  # before a cast to the level's dtype could wrap it
-                    self._check_values(inst, int(positions[r]), v)
-                varying.append(r)
-            values[r] = v
-        if varying:
-            at = positions[varying]
-            bad = (values[varying] < self.lo[at][:, None]) | (values[varying] > self.hi[at][:, None])
-            if bad.any():
-                r = varying[int(np.flatnonzero(bad.any(axis=1))[0])]
-                self._check_values(inst, int(positions[r]), values[r])
+        positions, values = self.written(inst, effect, k)
         old = sub[positions] if isinstance(sub, np.ndarray) else sub.rows(positions)
         stutter = parents[:0]
         if drop_stutter:
@@ -235,6 +217,37 @@ class LevelStep:
 
     # -- range checks ------------------------------------------------------------------------
 
+    def written(self, inst: Instance, effect: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The positions an effect on `k` states writes and their values (positions x states),
+        every value checked against its position's range."""
+        changes = dict(self.schema.updates(effect))  # a position written twice keeps the last value
+        positions = np.fromiter(changes, dtype=np.int64, count=len(changes))
+        values = np.empty((len(changes), k), dtype=self.dtype)
+        written = list(changes.values())
+        constants = [r for r, v in enumerate(written)
+                     if isinstance(v, (int, np.integer, np.bool_)) or np.ndim(v) == 0]
+        if constants:  # checked together, before a cast to the level's dtype could wrap them
+            given = np.array([int(written[r]) for r in constants], dtype=np.int64)
+            bad = np.flatnonzero((given < self.lo[positions[constants]]) | (given > self.hi[positions[constants]]))
+            if bad.size:
+                self._check_values(inst, int(positions[constants[bad[0]]]), given[bad[:1]])
+        varying = []  # the rows not written from a constant
+        fixed = set(constants)
+        for r, v in enumerate(written):
+            if r not in fixed:
+                v = np.asarray(v)
+                if v.dtype != self.dtype and v.dtype != np.bool_:  # before a cast to the level's dtype could wrap it
+                    self._check_values(inst, int(positions[r]), v)
+                varying.append(r)
+            values[r] = v
+        if varying:
+            at = positions[varying]
+            bad = (values[varying] < self.lo[at][:, None]) | (values[varying] > self.hi[at][:, None])
+            if bad.any():
+                r = varying[int(np.flatnonzero(bad.any(axis=1))[0])]
+                self._check_values(inst, int(positions[r]), values[r])
+        return positions, values
+
     def _check_values(self, inst: Instance, pos: int, values: np.ndarray) -> None:
         lo, hi = int(self.lo[pos]), int(self.hi[pos])
         if values.size and (values.min() < lo or values.max() > hi):
@@ -251,7 +264,7 @@ class LevelStep:
             raise ValueError(f"{what} has {name} outside its range [{self.lo[pos]}, {self.hi[pos]}]")
 
 
-class _Gathered(Sequence[Any]):
+class Gathered(Sequence[Any]):
     """The columns of a block at some of its states (`parents`), each gathered on first use:
     a sequence of columns indexed by flat position, as a view reads them."""
 
