@@ -228,9 +228,9 @@ class LevelStep:
                      if isinstance(v, (int, np.integer, np.bool_)) or np.ndim(v) == 0]
         if constants:  # checked together, before a cast to the level's dtype could wrap them
             given = np.array([int(written[r]) for r in constants], dtype=np.int64)
-            bad = np.flatnonzero((given < self.lo[positions[constants]]) | (given > self.hi[positions[constants]]))
-            if bad.size:
-                self._check_values(inst, int(positions[constants[bad[0]]]), given[bad[:1]])
+            wrong = np.flatnonzero((given < self.lo[positions[constants]]) | (given > self.hi[positions[constants]]))
+            if wrong.size:
+                self._check_values(inst, int(positions[constants[wrong[0]]]), given[wrong[:1]])
         varying = []  # the rows not written from a constant
         fixed = set(constants)
         for r, v in enumerate(written):
