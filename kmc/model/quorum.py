@@ -168,8 +168,9 @@ class Quorum(QuorumLiveness):
     def crash_lose_state(self, s: StateView, X: Backend, a: int) -> Bool:
         """CrashLoseState: a voter crashes and loses its disk for good; its network pairs go
         down, which --max-disconnected-pairs must allow in kip853 (at most --max-crashes times)."""
-        if self.kip996:  # MaxPermCrashes; DisconnectServer has no limit
-            return X.and_(s.crashes < self.settings["max_crashes"], self.is_voter(s, X, a))
+        if self.kip996:  # MaxPermCrashes; DisconnectServer has no limit; CrashAllowed
+            allowed = [self.crash_allowed(s, X, a)] if self.test_liveness else []
+            return X.and_(s.crashes < self.settings["max_crashes"], self.is_voter(s, X, a), *allowed)
         down = X.count([X.or_(s.connected[i] == 0, a in p) for i, p in enumerate(self.pairs)])
         return X.and_(s.crashes < self.settings["max_crashes"], s.role[a] == VOTER,
                       down <= self.settings["max_disconnected_pairs"])
