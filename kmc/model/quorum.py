@@ -13,14 +13,13 @@ Each action is one of the specification's actions, under its name in snake_case,
 of Next; the message an action takes is its `slot` parameter (which of the messages of that
 kind from `peer` to `server`). This file holds the actions of one server (and the network's);
 the handling of messages is in quorum_votes.py (elections) and quorum_fetch.py (replication),
-reconfiguration in quorum_reconfig.py, kip853's guards when liveness is tested
-(--test-liveness) in quorum_liveness.py; the state in quorum_state.py, the network in
+reconfiguration in quorum_reconfig.py, the guards when liveness is tested (--test-liveness) in
+quorum_liveness.py (kip853) and quorum_liveness996.py (kip996); the state in quorum_state.py, the network in
 quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC, safety and liveness. --no-check-quorum and
---no-resend-begin-quorum-epoch take out the fixes the specification's history names. Not
-modelled yet: kip996's TestLiveness (hence no pre-vote switch), and reconfiguration with
---test-liveness.
+--no-resend-begin-quorum-epoch (kip853) and --no-follower-rejects-pre-vote (kip996) take out the
+fixes the specifications' history names. Not modelled yet: reconfiguration with --test-liveness.
 """
 
 from __future__ import annotations
