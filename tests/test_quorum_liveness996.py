@@ -47,3 +47,35 @@ def test_where_every_property_holds_kmc_matches_tlc(run_name: str) -> None:
     distinct, _, depth = figures(result)
     assert (distinct, depth) == tlc
     assert all(verdicts(result).values()) and len(result.properties) == len(SPEC + WITHIN) + 2 * (run_name == "ql996-c")
+
+
+def test_scalar_and_vector_engines_agree() -> None:
+    settings = dict(max_connectivity_changes=1)
+    vector, scalar = run996(**settings), run("scalar", mode="kip996", **settings)
+    assert figures(vector) == figures(scalar) == (40, 73, 11)  # 73 generated: a regression pin (TLC: 97, see above)
+    assert verdicts(vector) == verdicts(scalar)
+
+
+# TLC: each violated property's lasso (prefix, cycle), from a run checking that property alone;
+# (distinct, depth) from a run of the properties that hold
+VIOLATED = {
+    "ql996-b": (dict(max_restarts=1), (25_897, 40), {VEA: (24, 0), ELE: (8, 0), NSP1: (25, 0)}),
+    "ql996-e": (dict(max_disruptive_election_triggers=1), (23_861, 40), {VEA: (24, 0), ELE: (12, 0), NSP1: (24, 0)}),
+}
+# kmc's lassos are the shortest (breadth-first), TLC's the first its search meets: regression
+# pins where kmc's is shorter (the same kind: a stuttering end)
+KMC_LASSO = {VEA: (22, 0), ELE: (8, 0), NSP1: (21, 0)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("run_name", sorted(VIOLATED))
+def test_two_servers_with_a_perturbation_match_tlc(run_name: str) -> None:
+    # the violations are the bound's: a restart or a resignation with no cause (disruptive
+    # trigger) leads to an election of the last epoch; the -within-epochs forms hold
+    settings, tlc, violated = VIOLATED[run_name]
+    result = run996(**settings)
+    distinct, _, depth = figures(result)
+    assert (distinct, depth) == tlc
+    assert verdicts(result) == {n: n not in violated for n in (*SPEC, *WITHIN)}
+    for name, tlc_lasso in violated.items():
+        assert tlc_lasso[1] == 0 and lasso(result, name) == KMC_LASSO[name]
