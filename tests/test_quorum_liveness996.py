@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from kmc import registry
+from kmc.api import check
 from kmc.engines.result import CheckResult
 from tests.test_quorum_liveness import THREE, figures, lasso, run, verdicts
 
@@ -79,3 +80,32 @@ def test_two_servers_with_a_perturbation_match_tlc(run_name: str) -> None:
     assert verdicts(result) == {n: n not in violated for n in (*SPEC, *WITHIN)}
     for name, tlc_lasso in violated.items():
         assert tlc_lasso[1] == 0 and lasso(result, name) == KMC_LASSO[name]
+
+
+@pytest.mark.slow
+def test_a_follower_cut_from_its_leader_only_matches_tlc() -> None:
+    # ql996-f: s1 leads, one connectivity change, no value; TLC (distinct, depth) = (45,828, 38)
+    # with NotStuckInProspective of s1 holding; EventuallyLeaderElected violated, TLC's lasso 24
+    # steps then stuttering, kmc's too: both followers cut from s1 split their votes in epoch 2
+    # and the bound holds back a third election
+    result = run996(**CUT)
+    distinct, _, depth = figures(result)
+    assert (distinct, depth) == (45_828, 38)
+    names = (*SPEC, NSP3)
+    assert verdicts(result) == {n: n != ELE for n in (*names, *(p + "-within-epochs" for p in names))}
+    assert lasso(result, ELE) == (24, 0)
+
+
+@pytest.mark.slow
+def test_without_the_pre_vote_rejection_a_cut_follower_ousts_the_leader() -> None:
+    # ql996-g (GrantPreVote without has_fetch_success; 1,712,530 states, about 3 GB and 6
+    # minutes here): s3, cut from the leader s1 only, times out; s2, which fetches from s1,
+    # grants it a pre-vote and its vote; s3 leads epoch 2, s1 resigns and goes Prospective in
+    # epoch 2, where the bound holds back its ConcludePreVote while s2 fetches from s3 for ever.
+    # TLC: NotStuckInProspective of s1 violated, lasso 21 steps then a cycle of 3 (back to state
+    # 22): the same as kmc's. With the rejection (ql996-f above) it holds.
+    model, _ = registry.build("quorum", mode="kip996", test_liveness=True, follower_rejects_pre_vote=False, **CUT)
+    prop = [p for p in registry.properties_of(model) if p.name == NSP1]
+    result = check(model, [], properties=prop)
+    assert result.complete and verdicts(result) == {NSP1: False}
+    assert lasso(result, NSP1) == (21, 3)
