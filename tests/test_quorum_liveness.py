@@ -22,8 +22,8 @@ THREE = dict(hosts=3, init_cluster_size=3, min_cluster_size=3, max_cluster_size=
 PARTITION = dict(max_connectivity_changes=1, max_disconnected_pairs=1)
 
 
-def run(engine: str = "vector", **settings: Any) -> CheckResult:
-    model, invariants = registry.build("quorum", mode="kip853", test_liveness=True, **settings)
+def run(engine: str = "vector", mode: str = "kip853", **settings: Any) -> CheckResult:
+    model, invariants = registry.build("quorum", mode=mode, test_liveness=True, **settings)
     result = check(model, invariants, engine=engine, properties=registry.properties_of(model))
     assert result.complete
     return result
@@ -108,8 +108,9 @@ def test_with_check_quorum_the_partitioned_leader_resigns() -> None:
 
 
 @pytest.mark.parametrize("settings, message", [
-    (dict(mode="kip996", test_liveness=True), "--test-liveness is modelled for --mode kip853 only"),
     (dict(mode="kip996", check_quorum=False), "--no-check-quorum is modelled for --mode kip853 only"),
+    (dict(mode="kip853", follower_rejects_pre_vote=False),
+     "--no-follower-rejects-pre-vote is modelled for --mode kip996 only"),
     (dict(mode="kip853", resend_begin_quorum_epoch=False), "--no-resend-begin-quorum-epoch needs --test-liveness"),
     (dict(mode="kip853", test_liveness=True, min_cluster_size=1, max_remove_reconfigs=1),
      "--max-remove-reconfigs must be 0 with --test-liveness"),

@@ -13,14 +13,13 @@ Each action is one of the specification's actions, under its name in snake_case,
 of Next; the message an action takes is its `slot` parameter (which of the messages of that
 kind from `peer` to `server`). This file holds the actions of one server (and the network's);
 the handling of messages is in quorum_votes.py (elections) and quorum_fetch.py (replication),
-reconfiguration in quorum_reconfig.py, kip853's guards when liveness is tested
-(--test-liveness) in quorum_liveness.py; the state in quorum_state.py, the network in
+reconfiguration in quorum_reconfig.py, the guards when liveness is tested (--test-liveness) in
+quorum_liveness.py (kip853) and quorum_liveness996.py (kip996); the state in quorum_state.py, the network in
 quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC, safety and liveness. --no-check-quorum and
---no-resend-begin-quorum-epoch take out the fixes the specification's history names. Not
-modelled yet: kip996's TestLiveness (hence no pre-vote switch), and reconfiguration with
---test-liveness.
+--no-resend-begin-quorum-epoch (kip853) and --no-follower-rejects-pre-vote (kip996) take out the
+fixes the specifications' history names. Not modelled yet: reconfiguration with --test-liveness.
 """
 
 from __future__ import annotations
@@ -168,8 +167,9 @@ class Quorum(QuorumLiveness):
     def crash_lose_state(self, s: StateView, X: Backend, a: int) -> Bool:
         """CrashLoseState: a voter crashes and loses its disk for good; its network pairs go
         down, which --max-disconnected-pairs must allow in kip853 (at most --max-crashes times)."""
-        if self.kip996:  # MaxPermCrashes; DisconnectServer has no limit
-            return X.and_(s.crashes < self.settings["max_crashes"], self.is_voter(s, X, a))
+        if self.kip996:  # MaxPermCrashes; DisconnectServer has no limit; CrashAllowed
+            allowed = [self.crash_allowed(s, X, a)] if self.test_liveness else []
+            return X.and_(s.crashes < self.settings["max_crashes"], self.is_voter(s, X, a), *allowed)
         down = X.count([X.or_(s.connected[i] == 0, a in p) for i, p in enumerate(self.pairs)])
         return X.and_(s.crashes < self.settings["max_crashes"], s.role[a] == VOTER,
                       down <= self.settings["max_disconnected_pairs"])

@@ -26,9 +26,15 @@ class QuorumFetch(QuorumVotes):
         an observer that knows no leader asks a voter that knows one; kip996: an unattached
         voter asks any server)."""
         follower = X.and_(s.leader[a] == peer, s.state[a] == FOLLOWER)
-        if self.kip996:  # ShouldSendFetch, between started servers
-            unattached = X.and_(self.is_voter(s, X, a), s.state[a] == UNATTACHED)
-            observer = X.and_(self.is_observer(s, X, a), s.state[a] == FOLLOWER, self.fetch_can_timeout(s, X, a))
+        if self.kip996:  # ShouldSendFetch, between started servers (with its LIVENESS_ conditions)
+            live = self.test_liveness
+            if live:
+                follower = X.and_(follower, self.helps_make_progress(s, X, a, peer),
+                                  X.not_(self.in_pre_vote_cycle(s, X, a, peer)))
+            unattached = X.and_(self.is_voter(s, X, a), s.state[a] == UNATTACHED,
+                                *([self.valid_peer(s, X, a, peer)] if live else []))
+            observer = X.and_(self.is_observer(s, X, a), s.state[a] == FOLLOWER, self.fetch_can_timeout(s, X, a),
+                              *([self.not_same_peer_again(s, X, a, peer)] if live else []))
             return X.and_(self.started(s, a), self.started(s, peer),
                           X.or_(X.and_(s.pf[a] == 0, X.or_(follower, unattached)), observer))
         lost = X.and_(s.role[a] == OBSERVER, X.or_(s.state[a] == UNATTACHED, s.state[a] == VOTED),

@@ -79,7 +79,7 @@ class QuorumMessages(QuorumState):
                 for k in range(self.capacity[kind.name]):
                     for name, blank in zip(kind.fields, self.empty(kind)):
                         out[(name, src, dst, k)] = X.ite(cond, blank, getattr(s, name)[src][dst][k])
-        if self.test_liveness:  # Drop: the dropped messages join net_messages_processed
+        if self.test_liveness and not self.kip996:  # kip853's Drop: the dropped messages join net_messages_processed
             for src, dst in ((a, b), (b, a)):
                 out[("bqe_gone", src, dst)] = X.ite(X.and_(cond, s.bqe[src][dst][0] == 1), 1, s.bqe_gone[src][dst])
         return out
@@ -87,4 +87,4 @@ class QuorumMessages(QuorumState):
     def bqe_processed(self, s: StateView, X: Backend, src: int, dst: int) -> Flat:
         """A BeginQuorumEpoch request src -> dst joins net_messages_processed (kip853 with
         --test-liveness: bqe_gone)."""
-        return {("bqe_gone", src, dst): 1} if self.test_liveness else {}
+        return {("bqe_gone", src, dst): 1} if self.test_liveness and not self.kip996 else {}

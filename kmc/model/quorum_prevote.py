@@ -17,7 +17,7 @@ from kmc.model.quorum_state import (
     BEGIN_QUORUM, CANDIDATE, DEAD, FENCED_LEADER_EPOCH, FOLLOWER, INVALID_REQUEST, LEADER, NIL_ERROR, PROSPECTIVE, REQUEST_VOTE,
     RESIGNED, SERVER, UNATTACHED, VOTE_RESPONSE, Kind, Transition,
 )
-from kmc.model.quorum_transitions import QuorumTransitions
+from kmc.model.quorum_liveness996 import QuorumPreVoteLiveness
 
 
 def slots(kind: Kind) -> Domain:
@@ -33,7 +33,7 @@ def two(a: int, b: int, *rest: int) -> bool:
 CONNECTED = Domain(lambda m: range(2 ** len(m.pairs)), lambda mask: f"{{{mask:b}}}")
 
 
-class QuorumPreVote(QuorumTransitions):
+class QuorumPreVote(QuorumPreVoteLiveness):
     """kip996's own actions."""
 
     # -- helpers -----------------------------------------------------------------------------
@@ -93,10 +93,13 @@ class QuorumPreVote(QuorumTransitions):
     @action(name="change_network_connectivity", connected=CONNECTED)
     def change_connectivity(self, s: StateView, X: Backend, mask: int) -> Bool:
         """ChangeNetworkConnectivity (kip996): exactly the pairs in `connected` are connected,
-        none of them with a dead server (at most --max-connectivity-changes times)."""
+        none of them with a dead server, and with --test-liveness some voter can still win an
+        election (at most --max-connectivity-changes times)."""
         alive = X.all([X.and_(s.state[a] != DEAD, s.state[b] != DEAD)
                        for i, (a, b) in enumerate(self.pairs) if mask >> i & 1])
-        return X.and_(s.connectivity_changes < self.settings["max_connectivity_changes"], alive)
+        progress = [self.elections_can_progress(s, X, [mask >> i & 1 == 1 for i in range(len(self.pairs))])] \
+            if self.test_liveness else []
+        return X.and_(s.connectivity_changes < self.settings["max_connectivity_changes"], alive, *progress)
 
     @change_connectivity.effect
     def _(self, s: StateView, X: Backend, mask: int) -> Effect:
@@ -178,8 +181,13 @@ class QuorumPreVote(QuorumTransitions):
         of the next epoch and asks for votes (while its epoch is below --max-epoch); with no
         pre-vote left to count and no majority, it follows the leader it knows, or is
         Unattached."""
+        return X.and_(self.pre_vote_concludes(s, X, a), s.epoch[a] < self.max_epoch)
+
+    def pre_vote_concludes(self, s: StateView, X: Backend, a: int) -> Bool:
+        """ConcludePreVote's guard but WithinEpochLimit: a prospective voter with a majority of
+        pre-votes or none left to count."""
         quorum = self.is_quorum(X, [v == 1 for v in s.votes_recv[a]], s.cfg_members[a])
-        return X.and_(self.is_voter(s, X, a), s.state[a] == PROSPECTIVE, s.epoch[a] < self.max_epoch,
+        return X.and_(self.is_voter(s, X, a), s.state[a] == PROSPECTIVE,
                       X.or_(X.not_(self.inflight_votes(s, X, a, 1)), quorum))
 
     @conclude_pre_vote.effect
@@ -222,8 +230,10 @@ class QuorumPreVote(QuorumTransitions):
                            self.current(s, a))
         mine = self.last_epoch(s, X, a)
         log_ok = X.or_(last_epoch > mine, X.and_(last_epoch == mine, last_offset >= s.log_len[a]))
+        # --no-follower-rejects-pre-vote: a follower grants whether it has fetched or not
+        fetched = [s.fetch_success[a] == 0] if self.settings["follower_rejects_pre_vote"] else []
         grant_pre = X.and_(log_ok, X.or_(*[state0[0] == x for x in (UNATTACHED, PROSPECTIVE, CANDIDATE, RESIGNED)],
-                                         X.and_(state0[0] == FOLLOWER, s.fetch_success[a] == 0)))
+                                         X.and_(state0[0] == FOLLOWER, *fetched)))
         grant_vote = X.and_(X.or_(state0[0] == UNATTACHED, state0[0] == PROSPECTIVE),
                             X.ite(state0[4] != NONE, state0[4] == peer, X.and_(state0[2] == NONE, log_ok)))
         grant = X.ite(pre_vote == 1, grant_pre, grant_vote)
@@ -271,5 +281,7 @@ class QuorumPreVote(QuorumTransitions):
         lose = X.and_(s.state[a] == LEADER, state0[0] != LEADER)
         loss = merge(self.fail_pending_writes(s, X, a), self.reset_end_offsets(a, [m == 1 for m in s.cfg_members[a]],
                                                                                s, X))
+        refused = X.and_(pre_vote == 1, granted == 0)
         return nested(merge(self.apply_state(a, (state0[0], state0[1], state0[2], votes, state0[4])),
-                            when(s, X, lose, loss), self.discard(s, X, VOTE_RESPONSE, peer, a, k)))
+                            when(s, X, lose, loss), self.discard(s, X, VOTE_RESPONSE, peer, a, k),
+                            self.pre_vote_refused(s, X, peer, a, refused, leader, epoch)))

@@ -115,12 +115,15 @@ class QuorumState(Model):
         Option("max_disconnected_pairs", 0, "MaxDisconnectedPairs (kip853 only)", min=0, max=3),
         Option("max_disruptive_election_triggers", 0, "MaxDisruptiveElectionTriggers (kip996 only): timeouts "
                "and resignations with no cause", min=0, max=2),
-        Option("test_liveness", False, "TestLiveness (kip853 only): timeouts and resignations only with a cause, "
-               "BeginQuorumEpoch resent; --max-epoch still bounds elections"),
+        Option("test_liveness", False, "TestLiveness: timeouts and resignations only with a cause (kip853), "
+               "BeginQuorumEpoch resent, fetches and network changes that help progress (kip996); --max-epoch "
+               "still bounds elections"),
         Option("check_quorum", True, "kip853: a leader resigns when too few members fetch from it (CheckQuorumResign; "
                "--no-check-quorum: never)"),
         Option("resend_begin_quorum_epoch", True, "with --test-liveness: a leader resends a lost BeginQuorumEpoch "
                "(ResendBeginQuorumEpochRequest; --no-resend-begin-quorum-epoch: never)"),
+        Option("follower_rejects_pre_vote", True, "kip996: a follower that has fetched from its leader in its epoch "
+               "refuses pre-votes (GrantPreVote; --no-follower-rejects-pre-vote: it grants them as others do)"),
     )
 
     def _validate(self) -> None:
@@ -141,13 +144,14 @@ class QuorumState(Model):
                            f"--init-cluster-size ({s['init_cluster_size']})")
 
     def _validate_liveness(self) -> None:
-        """TestLiveness and the fix switches: kip853 only; reconfiguration under TestLiveness is
-        not modelled yet (the shipped model_liveness.cfg has none)."""
+        """The fix switches of each mode; reconfiguration under TestLiveness is not modelled yet
+        (the shipped model_liveness.cfg of kip853 has none)."""
         s = self.settings
-        for name, off in (("test_liveness", False), ("check_quorum", True), ("resend_begin_quorum_epoch", True)):
-            if s[name] != off and s["mode"] != "kip853":
-                raise BadInput(f"--{'no-' if off else ''}{name.replace('_', '-')} is modelled for --mode kip853 "
-                               f"only (got --mode {s['mode']})")
+        for name, mode in (("check_quorum", "kip853"), ("resend_begin_quorum_epoch", "kip853"),
+                           ("follower_rejects_pre_vote", "kip996")):
+            if not s[name] and s["mode"] != mode:
+                raise BadInput(f"--no-{name.replace('_', '-')} is modelled for --mode {mode} only "
+                               f"(got --mode {s['mode']})")
         if not s["resend_begin_quorum_epoch"] and not s["test_liveness"]:
             raise BadInput("--no-resend-begin-quorum-epoch needs --test-liveness (the resend is an action only "
                            "when liveness is tested)")
@@ -247,6 +251,11 @@ class QuorumState(Model):
             # whether a BeginQuorumEpoch request source -> dest was ever processed or dropped
             f("bqe_gone", 0, 1, (n, n), "a BeginQuorumEpochRequest source -> dest in net_messages_processed "
               "(kip853 with --test-liveness; else 0)", per_ss),
+            # kip996's LIVENESS_InPrevoteCycle (TestLiveness) reads net_messages_processed: the
+            # refused pre-votes, by the leader they named and their epoch
+            f("pv_refused", 0, 1 if self.kip996 and self.test_liveness else 0, (n, n, n, E + 1),
+              "a pre-vote RequestVoteResponse source -> dest, not granted, naming leader l, of epoch e, in "
+              "net_messages_processed (kip996 with --test-liveness; else 0)", (0, 1, 2)),
         ]
         ranges = {
             "rvq": (0, 1), "rvq_epoch": (0, E), "rvq_last_epoch": (0, E), "rvq_last_offset": (0, L),
@@ -312,6 +321,7 @@ class QuorumState(Model):
             log_cfg_id=log(1), log_members=log(members), log_server=log(NONE, NONE), hwm=per(1, 0),
             sent=[0] * v, pos_acked=[0] * v, neg_acked=[0] * v, connected=[1] * len(self.pairs),
             bqe_done=[[[0] * (E + 1) for _ in self.S] for _ in self.S], bqe_gone=[[0] * n for _ in self.S],
+            pv_refused=[[[[0] * (E + 1) for _ in self.S] for _ in self.S] for _ in self.S],
             restarts=0, crashes=0, connectivity_changes=0, disruptions=0, add_reconfigs=0, remove_reconfigs=0,
             started=init,
         )
