@@ -98,6 +98,28 @@ def test_sigterm_stops_a_spilling_run_as_ctrl_c_does_and_its_spill_goes(tmp_path
     assert list(spills.iterdir()) == []
 
 
+def _kept_depth(directory: Path) -> int:
+    try:
+        return int(json.loads((directory / "manifest.json").read_text())["depth"])
+    except (OSError, ValueError, KeyError):
+        return 0  # not there yet, or being replaced
+
+
+def test_an_interrupted_checkpointed_run_says_where_it_resumes_from(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    argv = [sys.executable, "-m", "kmc.cli.main", "check", *BIG, "--engine", "vector", "--workers", "1",
+            "--checkpoint-dir", str(kept)]
+    env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None and _kept_depth(kept) < 3:
+        time.sleep(0.1)  # past the first levels: their progress has been reported
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert err.rstrip().endswith(f"the search is incomplete, --resume goes on from the last level kept in {kept}")
+
+
 def test_eta_only_once_levels_shrink() -> None:
     assert remaining_states([1, 10, 100]) is None
     assert remaining_states([100, 50]) is None

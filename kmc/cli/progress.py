@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import click
@@ -115,8 +116,9 @@ class ProgressPrinter:
             self.bar.stop()
             self.bar = None
 
-    def interrupted(self) -> str:
-        """The statistics of an interrupted run, one line."""
+    def interrupted(self, kept: Path | None = None) -> str:
+        """The statistics of an interrupted run, one line (`kept`: the --checkpoint-dir that
+        holds the levels done)."""
         seconds = time.perf_counter() - self.started
         p = self.latest
         if p is None:
@@ -125,9 +127,10 @@ class ProgressPrinter:
             return (f"kmc: interrupted: {self.label}{figures(p)}, {seconds:.1f} s, "
                     f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the check is incomplete, nothing was written")
         rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
+        written = "nothing was written" if kept is None else f"--resume goes on from the last level kept in {kept}"
         return (f"kmc: interrupted: {self.label}, level {p.level}, {p.distinct_states:,} distinct states "
                 f"({p.generated_states:,} generated), {seconds:.1f} s, {rate:,.0f} states/s, "
-                f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the search is incomplete, nothing was written")
+                f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the search is incomplete, {written}")
 
 
 def figures(p: Progress) -> str:
@@ -148,7 +151,8 @@ def run_with_progress(
                          options=options, properties=properties, workers=workers, checkpoint=checkpoint)
     except KeyboardInterrupt:
         printer.done()
-        raise KeyboardInterrupt(printer.interrupted()) from None  # main prints it: one line
+        kept = None if checkpoint is None else checkpoint.directory
+        raise KeyboardInterrupt(printer.interrupted(kept)) from None  # main prints it: one line
     finally:
         printer.done()
 
