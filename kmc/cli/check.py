@@ -194,8 +194,13 @@ def show_properties(result: Any, props: list[Property]) -> None:
         return
     click.echo("")
     width = max(len(p.name) for p in props)
+    fairness = {", ".join(map(str, p.fairness)) or "no fairness" for p in props}
+    shared = len(props) > 1 and len(fairness) == 1  # said once, after the verdicts
     for p in props:
-        click.echo(f"  {p.name:<{width}}  {verdict_text(result.properties[p.name])}  ({p.describe()})")
+        said = p.formula if shared else p.describe()
+        click.echo(f"  {p.name:<{width}}  {verdict_text(result.properties[p.name])}  ({said})")
+    if shared:
+        click.echo(f"  each under {fairness.pop()}")
     for p in props:
         trace = result.properties[p.name].trace
         if trace is not None:
