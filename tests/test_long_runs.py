@@ -94,7 +94,7 @@ def test_sigterm_stops_a_spilling_run_as_ctrl_c_does_and_its_spill_goes(tmp_path
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert "kmc: interrupted: fetch epoch, level " in err
+    assert "kmc: interrupted: fetch epoch" in err  # a spill may come before the first level's report
     assert list(spills.iterdir()) == []
 
 
