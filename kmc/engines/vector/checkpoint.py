@@ -138,7 +138,6 @@ def key_arrays(keys: Visited) -> dict[str, np.ndarray]:
     return {"keys-sort": keys.sort_key, **{f"keys-word-{w}": x for w, x in enumerate(keys.extras)}}
 
 
-
 def keep(search: Any, number: int, keys: Visited, level: Level) -> None:
     """Level `number` of `search` (kmc/engines/vector/engine.py:Search, which imports this module), complete and merged, in its --checkpoint-dir."""
     assert search.checkpoint is not None
