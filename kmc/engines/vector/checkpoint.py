@@ -134,6 +134,26 @@ def frontier_arrays(level: Level, codes: WordCodes | None) -> dict[str, np.ndarr
     return out
 
 
+def kept_keys(root: Path, number: int, size: int, fmt: KeyFormat) -> Visited:
+    """Level `number`'s keys as this run kept them in `root` (sorted), mapped read-only: a run of
+    the visited set on disk that takes no disk of its own (kmc/engines/vector/disk.py)."""
+    return Visited.holding(fmt, kept_array(root, number, "keys-sort", size),
+                           [kept_array(root, number, f"keys-word-{w}", size) for w in range(fmt.words - 1)])
+
+
+def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
+    """Array `name` of level `number` as this run kept it in `root` (or proved it, resuming), mapped read-only."""
+    path = level_dir(root, number) / f"{name}.npy"
+    try:
+        a = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"--checkpoint-dir: {path}: gone or changed while the run read it ({e})") from e
+    if a.ndim != 1 or len(a) != size:
+        raise BadInput(f"--checkpoint-dir: {path}: changed while the run read it ({a.dtype}{list(a.shape)}, where "
+                       f"{size} elements were written)")
+    return a
+
+
 def key_arrays(keys: Visited) -> dict[str, np.ndarray]:
     return {"keys-sort": keys.sort_key, **{f"keys-word-{w}": x for w, x in enumerate(keys.extras)}}
 
@@ -171,6 +191,7 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
                 raise BadInput(f"--resume: {root}: a key of level {number} has a code beyond its dictionary: "
                                "the run cannot be resumed")
         search.visited.merge(np.array(sort_key), [np.array(x) for x in extras])
+        search.in_memory.append((number, len(sort_key)))
         if number > 1:
             parents, iids = stored.links(number, stored.sizes[number - 2], search.step.count,
                                           np.dtype(search.step.iid_dtype))
@@ -178,6 +199,7 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
             search.iids.append(iids)
         search.seen.add(sort_key)  # the filter holds every visited key
         search._exhausted()  # past --memory-limit, what is loaded so far goes to disk
+    search.kept_last = stored.depth
     search._fit()
     try:
         search.generated = int(m["generated"])

@@ -17,7 +17,11 @@ Runs are merged on disk, a block at a time, once there are more than `MAX_RUNS` 
 is in one run only, so a merge keeps every key): a key is then searched in a few runs at most.
 
 Runs go to a directory of their own, under `$TMPDIR` (a `kmc-spill-*` directory, removed when
-the run ends); the disk they take is reported with the result.
+the run ends); the disk they take is reported with the result. With `--checkpoint-dir` nothing
+is written twice: the checkpoint already holds each level's keys sorted, its parent links and
+the last level's states, so a spill maps those files instead (`keep`: a run per level, never
+merged, searched newest first, as most duplicates are found in the last levels), and the spill
+directory stays empty.
 """
 
 from __future__ import annotations
@@ -42,12 +46,13 @@ class Spill:
         self._dir = tempfile.TemporaryDirectory(prefix="kmc-spill-")  # removed when the run lets it go
         self.path = Path(self._dir.name)
         self.runs: list[Visited] = []
+        self.kept: list[Visited] = []  # a checkpoint's levels, newest first: its files, never merged here
         self.spills = 0  # times memory reached the limit
         self.bytes = 0  # the most it held on disk
         self._files = 0
 
     def __len__(self) -> int:
-        return sum(len(r) for r in self.runs)
+        return sum(len(r) for r in [*self.runs, *self.kept])
 
     def save(self, a: np.ndarray) -> np.ndarray:
         """`a` written to a file of its own and mapped back, read-only."""
@@ -69,6 +74,12 @@ class Spill:
             for run in self.runs[1:]:
                 merged = self._merged(merged, run)
             self.runs = [merged]
+
+    def keep(self, run: Visited) -> None:
+        """A level's keys as a checkpoint holds them (sorted, its files mapped) as a run. The list
+        is replaced, never changed in place, as `add_run`'s."""
+        if len(run):
+            self.kept = [run, *self.kept]
 
     def _merged(self, a: Visited, b: Visited) -> Visited:
         """Two runs as one, written a block of `a` at a time with the keys of `b` up to the
@@ -106,7 +117,7 @@ class Spill:
     def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
         """Whether each of distinct keys given in sort-key order is in a run on disk."""
         found = np.zeros(len(sort_key), dtype=bool)
-        for run in self.runs:
+        for run in [*self.runs, *self.kept]:
             unsure = np.flatnonzero(~found)
             if not len(unsure):
                 break
@@ -114,14 +125,16 @@ class Spill:
         return found
 
     def sort_keys(self) -> list[np.ndarray]:
-        return [r.sort_key for r in self.runs]
+        return [r.sort_key for r in [*self.runs, *self.kept]]
 
     def stats(self) -> dict[str, int | str]:
-        return {"spills": self.spills, "runs": len(self.runs), "states_on_disk": len(self), "disk_bytes": self.bytes,
+        return {"spills": self.spills, "runs": len(self.runs) + len(self.kept), "states_on_disk": len(self),
+                "states_in_checkpoint": sum(len(r) for r in self.kept), "disk_bytes": self.bytes,
                 "directory": str(self.path)}
 
     def close(self) -> None:
         self.runs.clear()
+        self.kept.clear()
         self._dir.cleanup()
 
 
@@ -133,5 +146,9 @@ def notes(result: CheckResult) -> list[str]:
     spill = result.engine_stats.get("spill")
     if not spill:
         return out
-    return [*out, f"Spilled past --memory-limit {spill['spills']} times: {spill['states_on_disk']:,} visited states in "
-            f"{spill['runs']} runs on disk, {spill['disk_bytes'] / 2**20:,.0f} MiB of disk with the links and levels."]
+    kept = spill.get("states_in_checkpoint", 0)
+    line = (f"Spilled past --memory-limit {spill['spills']} times: {spill['states_on_disk']:,} visited states in "
+            f"{spill['runs']} runs on disk, {spill['disk_bytes'] / 2**20:,.0f} MiB of disk with the links and levels")
+    if kept:
+        line += f" ({kept:,} states are read from the checkpoint's files, which take no more disk)"
+    return [*out, line + "."]

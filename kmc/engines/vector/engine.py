@@ -102,6 +102,8 @@ class Search:
                  checkpoint: Checkpoint | None = None):
         self.started = time.perf_counter()
         self.checkpoint = checkpoint  # each completed level kept on disk (kmc/engines/vector/checkpoint.py)
+        self.in_memory: list[tuple[int, int]] = []  # (number, keys) of the kept levels the visited set holds in memory
+        self.kept_last = 0  # the last level kept in the checkpoint
         self.resumed_at: int | None = None
         self.workers = workers
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="kmc-expand") if workers > 1 else None
@@ -417,6 +419,8 @@ class Search:
             self.levels.append(level.words())
         if self.checkpoint is not None and self.stopped_by is None and len(level):
             checkpoint.keep(self, depth + 1, keys, level)
+            self.in_memory.append((depth + 1, len(keys)))
+            self.kept_last = depth + 1
         return level
 
     def _fit(self) -> None:
@@ -438,7 +442,8 @@ class Search:
         return None
 
     def _spill(self, level: Level | None) -> None:
-        """The visited keys in memory as one more run on disk, the parent links and `level` too."""
+        """The visited keys in memory as one more run on disk, the parent links and `level` too;
+        with a checkpoint that holds them, its files are mapped instead of written again."""
         if self.spill is None:
             self.spill = Spill(self.fmt)
         spill = self.spill
@@ -448,12 +453,28 @@ class Search:
         if held < self.limits.memory_limit // 4:
             return  # too little left in memory to be worth a run on disk: go on over the limit
         spill.spills += 1
-        spill.add_run(self.visited)
+        root = self.checkpoint.directory if self.checkpoint is not None else None
+        if root is not None and sum(size for _, size in self.in_memory) == len(self.visited):
+            for number, size in self.in_memory:
+                if size:
+                    spill.keep(checkpoint.kept_keys(root, number, size, self.fmt))
+
+            def kept(name: str, a: np.ndarray, number: int) -> np.ndarray:
+                return a if isinstance(a, np.memmap) else checkpoint.kept_array(root, number, name, len(a))
+
+            self.parents = [kept("links-parent", a, n + 2) for n, a in enumerate(self.parents)]
+            self.iids = [kept("links-action", a, n + 2) for n, a in enumerate(self.iids)]
+            if level is not None:
+                level.store(lambda name, a: spill.save(a) if name == "words" else kept(f"frontier-{name}", a,
+                                                                                       self.kept_last))
+        else:
+            spill.add_run(self.visited)
+            self.parents = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.parents]
+            self.iids = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.iids]
+            if level is not None:
+                level.store(lambda name, a: a if isinstance(a, np.memmap) else spill.save(a))
         self.visited = Visited(self.fmt, None if self.codes is None else list(self.codes.dtypes))
-        self.parents = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.parents]
-        self.iids = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.iids]
-        if level is not None:
-            level.store(spill.save)
+        self.in_memory = []
 
     def _limit(self, level: Block, bad: dict[int, np.ndarray], depth: int, offset: int) -> int:
         """How many states of a chunk's new states (the level's from `offset` on; `bad`: the

@@ -180,8 +180,10 @@ class Visited:
             return found, pos
         stored = self.extras
         same = found.copy()
+        hit = np.flatnonzero(found)  # the other words are read only where the sort key is here: a run
+        at_hit = at[hit]  # on disk is read where it holds the key, not at every key searched
         for mine, theirs in zip(stored, extras):
-            same &= mine[at] == theirs
+            same[hit] &= mine[at_hit] == theirs[hit]
         for k in np.flatnonzero(found & ~same).tolist():
             # a stored key shares this sort key: look through every stored key that does
             j = int(pos[k])

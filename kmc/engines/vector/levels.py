@@ -60,12 +60,13 @@ class Level:
         arrays = [self._words] if self._words is not None else [self._coded[0], *self._coded[1]] if self._coded else []
         return sum(a.nbytes for a in arrays if a is not None and not isinstance(a, np.memmap))
 
-    def store(self, save: Callable[[np.ndarray], np.ndarray]) -> None:
-        """Hold the arrays where `save` puts them (on disk: kmc/engines/vector/disk.py)."""
+    def store(self, save: Callable[[str, np.ndarray], np.ndarray]) -> None:
+        """Hold each array where `save` (given its name: `words`, or `sort` and `word-W`, and the
+        array) puts it: on disk (kmc/engines/vector/disk.py), or where a checkpoint keeps it."""
         if self._words is not None:
-            self._words = save(self._words)
+            self._words = save("words", self._words)
         elif self._coded is not None:
-            self._coded = (save(self._coded[0]), [save(x) for x in self._coded[1]])
+            self._coded = (save("sort", self._coded[0]), [save(f"word-{w}", x) for w, x in enumerate(self._coded[1])])
 
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """The packed words (words x states, uint64) of the states from `start` to `stop`."""
