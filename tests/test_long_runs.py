@@ -16,7 +16,7 @@ from kmc import registry
 from kmc import api as engines
 from kmc.api import check as kmc_check
 from kmc.api import Limits, SearchOptions
-from kmc.cli.progress import remaining_states
+from kmc.cli.progress import ProgressPrinter, remaining_states
 
 BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no engine finishes it in seconds
 
@@ -118,6 +118,13 @@ def test_an_interrupted_checkpointed_run_says_where_it_resumes_from(tmp_path: Pa
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert err.rstrip().endswith(f"the search is incomplete, --resume goes on from the last level kept in {kept}")
+
+
+def test_a_resumed_run_stopped_before_its_first_new_level_says_where_it_resumes_from(tmp_path: Path) -> None:
+    """Resuming a large checkpoint takes minutes: a stop then still names the directory."""
+    line = ProgressPrinter("kraft v3.5-avoid-lrs", quiet=True).interrupted(tmp_path)
+    assert line.endswith(f"before the first level was done; --resume goes on from the last level kept in {tmp_path}")
+    assert ProgressPrinter("kraft v3.5-avoid-lrs", quiet=True).interrupted().endswith("before the first level was done")
 
 
 def test_eta_only_once_levels_shrink() -> None:

@@ -122,7 +122,8 @@ class ProgressPrinter:
         seconds = time.perf_counter() - self.started
         p = self.latest
         if p is None:
-            return f"kmc: interrupted: {self.label}, after {seconds:.1f} s, before the first level was done"
+            kept_too = "" if kept is None else f"; --resume goes on from the last level kept in {kept}"
+            return f"kmc: interrupted: {self.label}, after {seconds:.1f} s, before the first level was done{kept_too}"
         if not self.caps.counts_states:
             return (f"kmc: interrupted: {self.label}{figures(p)}, {seconds:.1f} s, "
                     f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the check is incomplete, nothing was written")
