@@ -30,7 +30,7 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -361,10 +361,13 @@ class Search:
             return nxt
         order = fresh.order[keep]  # the new keys (indices into s), in the scalar engine's order
         level_rank = fresh.first[order]
-        assert fresh.block is not None
-        size = fresh.block.size
-        block = fresh.block if len(keep) == size else fresh.block.take(keep)
-        cut = self._limit(block, _kept(fresh.bad, keep, size, self.violations.pending), depth, len(nxt))
+        whole = fresh.block  # the chunk's states in no earlier level; those kept are whole[keep]
+        assert whole is not None
+        size = whole.size
+        cut = self._limit(len(keep), lambda f: whole.rows[keep[f]], _kept(fresh.bad, keep, size, self.violations.pending),
+                          depth, len(nxt))
+        # gathered only where a run needs the states themselves (wide rows: a gather costs)
+        block = whole.head(cut) if len(keep) == size else None
         kept = np.sort(order[:cut])
         nxt.keys.add(s[kept], [x[kept] for x in e])
         self.seen.add(s[kept])
@@ -376,12 +379,16 @@ class Search:
             if stutter is not None:
                 self.generated += int(np.count_nonzero(stutter <= last))
         count = self.step.count
+        if block is None and (self.coverage is not None or depth == 0 or not self.coded_levels):
+            block = whole.take(keep[:cut])
         if self.coverage is not None:
-            self.coverage.reached(block.cols[:, :cut])
+            assert block is not None
+            self.coverage.reached(block.cols)
             if depth > 0:
                 self.coverage.credit(level_rank[:cut] % count)
         if depth == 0:
-            self.initial = [tuple(int(v) for v in row) for row in block.rows[:cut]]
+            assert block is not None
+            self.initial = [tuple(int(v) for v in row) for row in block.rows]
         else:
             nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
             nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
@@ -389,7 +396,8 @@ class Search:
             at = order[:cut]
             nxt.coded.append((s[at], [x[at] for x in e]))
         else:
-            nxt.words.append(np.ascontiguousarray(block.keys[:cut, 0, :].T))  # identity layout: the concrete state
+            assert block is not None
+            nxt.words.append(np.ascontiguousarray(block.keys[:, 0, :].T))  # identity layout: the concrete state
         return nxt
 
     def _close(self, nxt: NextLevel, depth: int) -> Level:
@@ -476,11 +484,12 @@ class Search:
         self.visited = Visited(self.fmt, None if self.codes is None else list(self.codes.dtypes))
         self.in_memory = []
 
-    def _limit(self, level: Block, bad: dict[int, np.ndarray], depth: int, offset: int) -> int:
-        """How many states of a chunk's new states (the level's from `offset` on; `bad`: the
-        states violating each invariant still pending) the run keeps: all, or up to the first
-        violation (unless --continue) or to --max-states, as the scalar engine would stop."""
-        m = level.size
+    def _limit(self, m: int, row: Callable[[int], np.ndarray], bad: dict[int, np.ndarray], depth: int,
+               offset: int) -> int:
+        """How many states of a chunk's m new states (the level's from `offset` on; `row(f)`:
+        the f-th; `bad`: the states violating each invariant still pending) the run keeps: all,
+        or up to the first violation (unless --continue) or to --max-states, as the scalar engine
+        would stop."""
         cut, full = m, False
         known = self.distinct + offset
         if self.limits.max_states is not None and known + m >= self.limits.max_states:
@@ -494,7 +503,7 @@ class Search:
                 b = b[: np.searchsorted(b, cut)]
                 if b.size:
                     f = int(b[0])
-                    state = tuple(int(v) for v in level.rows[f])
+                    state = tuple(int(v) for v in row(f))
                     if k not in self.violations.first:
                         self.found_at[state] = (depth, offset + f)
                     self.violations.record_many(k, state, b.size)
