@@ -22,8 +22,9 @@ level's frontier: the results are those of a run that never stopped.
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -47,12 +48,15 @@ def identity(model: Model, invariants: Sequence[Invariant], search: SearchOption
     return json.loads(json.dumps(named))
 
 
-def write_level(root: Path, level: int, arrays: dict[str, np.ndarray], manifest: dict[str, Any]) -> None:
-    """Level `level`'s arrays (name -> array) in its directory, then the manifest naming them."""
+Arrays = dict[str, Callable[[], np.ndarray]]  # name -> the array, gathered when called (one at a time)
+
+
+def write_level(root: Path, level: int, arrays: Arrays, manifest: dict[str, Any]) -> None:
+    """Level `level`'s arrays in its directory, then the manifest naming them."""
     d = level_dir(root, level)
     d.mkdir(parents=True, exist_ok=True)
-    for name, a in arrays.items():
-        np.save(d / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+    for name, gather in arrays.items():
+        np.save(d / f"{name}.npy", np.ascontiguousarray(gather()), allow_pickle=False)
     checkpoints.write_manifest(root, {**manifest, "depth": level}, LAYOUT)
 
 
@@ -122,16 +126,25 @@ class Stored:
         return Level.of_codes(sort_key, extras, fmt, codes)
 
 
-def frontier_arrays(level: Level, codes: WordCodes | None) -> dict[str, np.ndarray]:
-    """The files of a level's frontier, and of the dictionaries that read it and the keys."""
-    if level.coded is None:
-        out = {f"frontier-words-{w}": row for w, row in enumerate(level.words())}
-    else:
-        sort_key, extras = level.coded
-        out = {"frontier-sort": sort_key, **{f"frontier-word-{w}": x for w, x in enumerate(extras)}}
+def frontier_arrays(level: Level, codes: WordCodes | None) -> Arrays:
+    """The files of a level's frontier (its states in order), and of the dictionaries that read it and the keys."""
+    out: Arrays = {}
+    for name, gather in level.columns():
+        if name == "words":
+            out.update({f"frontier-words-{w}": partial(_row, gather, w) for w in range(len(gather()))})
+        else:
+            out[f"frontier-{name}"] = gather
     if codes is not None:
-        out.update({f"frontier-codes-{w}": values for w, values in enumerate(codes.values)})
+        out.update({f"frontier-codes-{w}": partial(_same, values) for w, values in enumerate(codes.values)})
     return out
+
+
+def _row(words: Callable[[], np.ndarray], w: int) -> np.ndarray:
+    return words()[w]
+
+
+def _same(a: np.ndarray) -> np.ndarray:
+    return a
 
 
 def kept_keys(root: Path, number: int, size: int, fmt: KeyFormat) -> Visited:
@@ -154,8 +167,9 @@ def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
     return a
 
 
-def key_arrays(keys: Visited) -> dict[str, np.ndarray]:
-    return {"keys-sort": keys.sort_key, **{f"keys-word-{w}": x for w, x in enumerate(keys.extras)}}
+def key_arrays(keys: Visited) -> Arrays:
+    return {"keys-sort": partial(_same, keys.sort_key), **{f"keys-word-{w}": partial(_same, x)
+                                                           for w, x in enumerate(keys.extras)}}
 
 
 def keep(search: Any, number: int, keys: Visited, level: Level) -> None:
@@ -163,7 +177,7 @@ def keep(search: Any, number: int, keys: Visited, level: Level) -> None:
     assert search.checkpoint is not None
     arrays = key_arrays(keys)
     if number > 1:
-        arrays.update({"links-parent": search.parents[-1], "links-action": search.iids[-1]})
+        arrays.update({"links-parent": partial(_same, search.parents[-1]), "links-action": partial(_same, search.iids[-1])})
     arrays.update(frontier_arrays(level, search.codes))
     write_level(search.checkpoint.directory, number, arrays, {
         **identity(search.model, search.invariants, search.options, search.fmt),

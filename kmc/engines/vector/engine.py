@@ -81,17 +81,20 @@ def check(
 
 class NextLevel:
     """The next level as its chunks add to it: its keys so far (sorted runs, to drop what an
-    earlier chunk found), and its states' packed words and parent links, in order."""
+    earlier chunk found), and its states' packed words and parent links, in order. Coded keys
+    carry their state's position in the level as one more word (`placed`), from which the level's
+    order is read at its end: the keys are not held a second time in that order."""
 
     def __init__(self, search: Search):
-        self.keys = Runs(search.fmt, search.codes)
-        self.words: list[np.ndarray] = []  # per chunk: words x states kept
-        self.coded: list[tuple[np.ndarray, list[np.ndarray]]] = []  # instead, wide keys: sort keys, coded words
+        self.placed = search.coded_levels
+        self.keys = Runs(search.fmt, search.codes, placed=self.placed)
+        self.size = 0
+        self.words: list[np.ndarray] = []  # per chunk: words x states kept (levels held as words)
         self.parents: list[np.ndarray] = []
         self.iids: list[np.ndarray] = []
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return self.size
 
 
 class Search:
@@ -369,7 +372,13 @@ class Search:
         # gathered only where a run needs the states themselves (wide rows: a gather costs)
         block = whole.head(cut) if len(keep) == size else None
         kept = np.sort(order[:cut])
-        nxt.keys.add(s[kept], [x[kept] for x in e])
+        placed: list[np.ndarray] = []
+        if nxt.placed:  # each new key's position in the level
+            at = np.empty(len(s), dtype=np.int64)
+            at[order[:cut]] = np.arange(nxt.size, nxt.size + cut)
+            placed = [at[kept]]
+        nxt.keys.add(s[kept], [*(x[kept] for x in e), *placed])
+        nxt.size += cut
         self.seen.add(s[kept])
         if self.stopped_by is None:
             self.generated += len(rank) + stutters
@@ -392,35 +401,31 @@ class Search:
         else:
             nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
             nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
-        if self.coded_levels:  # the new states in the level's order, as the visited set holds them
-            at = order[:cut]
-            nxt.coded.append((s[at], [x[at] for x in e]))
-        else:
+        if not self.coded_levels:
             assert block is not None
             nxt.words.append(np.ascontiguousarray(block.keys[:, 0, :].T))  # identity layout: the concrete state
         return nxt
 
     def _close(self, nxt: NextLevel, depth: int) -> Level:
-        """Merge a finished level's keys into the visited set; the level. The level's chunks
-        are joined and let go first: the merge's temporaries come on top of one copy of the
-        level, not two."""
+        """Merge a finished level's keys into the visited set; the level: its keys, sorted, read
+        in the order its states were found (or its words, joined)."""
+        keys = nxt.keys.merged()
         if self.coded_levels:
             assert self.codes is not None
-            extra = self.fmt.words - 1
-            sort_key = _concat([c[0] for c in nxt.coded], U64)
-            coded = [_concat([c[1][w] for c in nxt.coded], self.codes.dtypes[w]) for w in range(extra)]
-            level = Level.of_codes(sort_key, coded, self.fmt, self.codes)
+            *coded, placed = keys.extras
+            keys = Visited.holding(self.fmt, keys.sort_key, coded)
+            order = np.empty(len(placed), dtype=np.int64)
+            order[placed] = np.arange(len(placed))  # the sorted position of the level's i-th state
+            level = Level.of_codes(keys.sort_key, coded, self.fmt, self.codes, order)
         else:
             level = Level.of_words(np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
                                    if nxt.words else np.zeros((self.step.packing.words, 0), dtype=U64))
         nxt.words.clear()
-        nxt.coded.clear()
         if depth > 0:
             self.parents.append(_concat(nxt.parents, np.int32))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
             nxt.parents.clear()
             nxt.iids.clear()
-        keys = nxt.keys.merged()
         self.visited.merge(keys.sort_key, keys.extras)
         self._fit()
         if self.properties and len(level):

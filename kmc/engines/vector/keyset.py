@@ -178,7 +178,7 @@ class Visited:
         found = mine_key[at] == sort_key
         if not extras:
             return found, pos
-        stored = self.extras
+        stored = self.extras[: len(extras)]  # a run of a level's keys carries their positions too
         same = found.copy()
         hit = np.flatnonzero(found)  # the other words are read only where the sort key is here: a run
         at_hit = at[hit]  # on disk is read where it holds the key, not at every key searched
@@ -229,9 +229,10 @@ class Runs:
     merge with the runs no larger than twice theirs, so a key is moved O(log chunks) times in
     all, where merging every chunk into one sorted array moved the whole level at every chunk."""
 
-    def __init__(self, fmt: KeyFormat, codes: WordCodes | None = None):
+    def __init__(self, fmt: KeyFormat, codes: WordCodes | None = None, placed: bool = False):
         self.fmt = fmt
         self.codes = codes  # the other words are coded by these (their dtypes grow as they fill)
+        self.placed = placed  # each key carries one more word, never compared: its state's position
         self.runs: list[Visited] = []
 
     def __len__(self) -> int:
@@ -266,7 +267,8 @@ class Runs:
         self.runs[-1].merge(newer.sort_key, newer.extras)
 
     def _empty(self) -> Visited:
-        return Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
+        dtypes = list(self.fmt.extra_dtypes if self.codes is None else self.codes.dtypes)
+        return Visited(self.fmt, [*dtypes, *([np.dtype(np.int64)] if self.placed else [])])
 
 
 class WordCodes:
