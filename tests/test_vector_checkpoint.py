@@ -86,6 +86,18 @@ def test_a_checkpointed_run_spills_into_its_checkpoint(tmp_path: Path, name: str
         assert spill["disk_bytes"] == 0  # coded levels: nothing of its own on disk
 
 
+def test_a_resumed_run_counts_its_rate_from_the_states_it_found(tmp_path: Path) -> None:
+    """States loaded from the checkpoint are not states found in this run's seconds."""
+    model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)
+    loaded = json.loads((tmp_path / "manifest.json").read_text())["distinct"]
+    seen: list[Any] = []
+    resumed = check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True), progress=seen.append)
+    assert resumed.resumed_states == loaded > 0
+    assert resumed.states_per_second == pytest.approx((resumed.distinct_states - loaded) / resumed.seconds)
+    assert all(p.resumed_states == loaded for p in seen) and seen[-1].rate == pytest.approx(
+        (seen[-1].distinct_states - loaded) / seen[-1].seconds)
+
+
 def test_another_run_is_refused(tmp_path: Path) -> None:
     _stopped(tmp_path, "replication", dict(mode="kip320"), SearchOptions(), 4)
     model, invariants = build("replication", mode="kip101")

@@ -69,7 +69,7 @@ class ProgressPrinter:
         if now - self.last < (0.2 if self.tty else 2.0) and not per_level:
             return
         self.last = now
-        rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
+        rate = p.rate
         left = remaining_states(self.sizes) if self.caps.levels else None
         eta = None if left is None or rate <= 0 else left / rate
         mib = current_memory_bytes() / 2**20
@@ -127,7 +127,7 @@ class ProgressPrinter:
         if not self.caps.counts_states:
             return (f"kmc: interrupted: {self.label}{figures(p)}, {seconds:.1f} s, "
                     f"peak memory {peak_memory_bytes() / 2**20:,.0f} MiB; the check is incomplete, nothing was written")
-        rate = p.distinct_states / p.seconds if p.seconds > 0 else 0
+        rate = p.rate
         written = "nothing was written" if kept is None else f"--resume goes on from the last level kept in {kept}"
         return (f"kmc: interrupted: {self.label}, level {p.level}, {p.distinct_states:,} distinct states "
                 f"({p.generated_states:,} generated), {seconds:.1f} s, {rate:,.0f} states/s, "

@@ -37,6 +37,12 @@ class Progress:
     frontier: int
     seconds: float
     figures: dict[str, Any] = field(default_factory=dict)  # an engine's own: name -> value, shown as they are
+    resumed_states: int = 0  # loaded from a checkpoint (--resume): not found in `seconds`
+
+    @property
+    def rate(self) -> float:
+        """States found a second by this run."""
+        return (self.distinct_states - self.resumed_states) / self.seconds if self.seconds > 0 else 0.0
 
 
 @dataclass
@@ -58,10 +64,12 @@ class CheckResult:
     engine_stats: dict[str, Any] = field(default_factory=dict)  # engine-specific figures (Spark: session, levels)
     coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/simulation/coverage.py's to_json()
     properties: dict[str, Verdict] = field(default_factory=dict)  # liveness: a lasso trace when violated
+    resumed_states: int = 0  # loaded from a checkpoint (--resume): not found in `seconds`
 
     @property
     def states_per_second(self) -> float:
-        return self.distinct_states / self.seconds if self.seconds > 0 else float("inf")
+        """States found a second by this run."""
+        return (self.distinct_states - self.resumed_states) / self.seconds if self.seconds > 0 else float("inf")
 
     @property
     def violated(self) -> list[str]:

@@ -230,4 +230,5 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         raise BadInput(f"--resume: {root}: the manifest's initial states or violations are not this model's: "
                        "the run cannot be resumed")
     search.resumed_at = stored.depth
+    search.resumed_states = search.distinct
     return stored.frontier(search.fmt, search.codes if search.coded_levels else None, search.step.packing.words), stored.depth

@@ -108,6 +108,7 @@ class Search:
         self.in_memory: list[tuple[int, int]] = []  # (number, keys) of the kept levels the visited set holds in memory
         self.kept_last = 0  # the last level kept in the checkpoint
         self.resumed_at: int | None = None
+        self.resumed_states = 0  # the states a resumed run loaded
         self.workers = workers
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="kmc-expand") if workers > 1 else None
         self.cpu_started = time.process_time()
@@ -206,7 +207,7 @@ class Search:
                 depth += 1
             if self.progress is not None:
                 self.progress(Progress(depth, self.distinct, self.generated, len(level),
-                                       time.perf_counter() - self.started))
+                                       time.perf_counter() - self.started, resumed_states=self.resumed_states))
         if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
             return None, depth
         return self.step.unpack(level.words()), depth
@@ -225,6 +226,7 @@ class Search:
             result.engine_stats["spill"] = self.spill.stats()
         if self.resumed_at is not None:
             result.engine_stats["resumed_at"] = self.resumed_at
+            result.resumed_states = self.resumed_states
         if self.properties:
             self._liveness(result)
         return result
