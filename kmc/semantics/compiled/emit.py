@@ -18,7 +18,8 @@ instances + instance id) says where the scalar engine finds it.
   their parent), rows (write each successor's state to R and skip the range check), out_keys
   (words x cap), cap, out_rank, out_stutter, slot (rank -> candidate; other entries
   untouched), fill ([candidates, stutters], read and updated), enabled (per instance), err
-  ([instance + 1, state] where a written value leaves its range), R (candidates x positions).
+  ([instance + 1, state] where a written value leaves its range; [-1] when the candidates
+  outgrow `cap`), R (candidates x positions).
 A template's kernel takes `TEMPLATE_ARGS`: one state's row and number, its table, its rows
 and columns, the rest as `expand`'s.
 The invariant kernel: `holds(S, n, width, k, out)` writes invariant k's truth per state (int8).
@@ -121,7 +122,7 @@ class _Values:
 
     def __init__(self, b: ir.IRBuilder, p: Program, columns: dict[int, int], row: ir.Value, trow: ir.Value | None):
         self.b, self.p, self.columns, self.row, self.trow = b, p, columns, row, trow
-        self.done: list[ir.Value] = []
+        self.done: dict[int, ir.Value] = {}  # operation -> its value, once emitted
 
     def slot(self, k: int) -> ir.Value:
         c = self.columns.get(k)
@@ -154,9 +155,44 @@ class _Values:
         v = self.value(ref)
         return v if v.type == I1 else self.b.icmp_signed("!=", v, c64(0))
 
-    def run(self, ops: Sequence[Op]) -> None:
-        for op in ops:
-            self.done.append(self.emit(op))
+    def run(self, ops: Sequence[Op], start: int = 0) -> None:
+        """Emit operations `start`, `start + 1`, ... (`ops`), each unless emitted already."""
+        for k, op in enumerate(ops, start):
+            if k not in self.done:
+                self.done[k] = self.emit(op)
+
+    def needs(self, ref: Ref) -> list[int]:
+        """The operations not emitted yet that `ref`'s value needs, in order."""
+        out: set[int] = set()
+        todo = [ref[1]] if ref[0] == "n" else []
+        while todo:
+            k = todo.pop()
+            if k in out or k in self.done:
+                continue
+            out.add(k)
+            todo.extend(r[1] for r in self.p.ops[k].refs if r[0] == "n")
+        return sorted(out)
+
+    def conjuncts(self, ref: Ref) -> list[Ref]:
+        """A truth value as the conjuncts whose conjunction it is (nested ones flattened)."""
+        if ref[0] == "n" and self.p.ops[ref[1]].op in ("and", "all", "forall"):
+            return [c for r in self.p.ops[ref[1]].refs for c in self.conjuncts(r)]
+        return [ref]
+
+    def guard(self, fn: ir.Function, false: ir.Block, conjuncts: Sequence[Ref]) -> None:
+        """Branch to `false` as soon as one of the guard's `conjuncts` is false, those that need
+        the fewest operations first (a guard has no effects: any order gives its value), and
+        go on where they hold: most guards fail, most on a few operations."""
+        b, p = self.b, self.p
+        left = list(conjuncts)
+        while left:
+            cheapest = min(left, key=lambda r: len(self.needs(r)))
+            left.remove(cheapest)
+            for k in self.needs(cheapest):
+                self.done[k] = self.emit(p.ops[k])
+            holds = fn.append_basic_block("holds")
+            b.cbranch(self.truth(cheapest), holds, false)
+            b.position_at_end(holds)
 
     def emit(self, op: Op) -> ir.Value:
         b, r, o = self.b, op.refs, op.op
@@ -232,15 +268,30 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.store(b.load(c), at(a["fill"], c64(0)))
         b.store(b.load(st), at(a["fill"], c64(1)))
 
+    def room(used: ir.Value) -> None:
+        """Go on if an output array has room for one more at `used`; else stop, err [-1]: the
+        caller gives more room and runs again."""
+        full, ok = fn.append_basic_block("full"), fn.append_basic_block("room")
+        b.cbranch(b.icmp_signed(">=", used, a["cap"]), full, ok)
+        b.position_at_end(full)
+        b.store(c64(-1), at(a["err"], c64(0)))
+        finish()
+        b.ret_void()
+        b.position_at_end(ok)
+
     i, row = a["i"], a["row"]
+    # the guard's conjuncts that read no table column hold for every binding or for none:
+    # tested once per state, before the loop over the table (most fail there)
+    once = _Values(b, p, tpl.columns, row, None)
+    shared = [r for r in once.conjuncts(p.guard) if not _varies(p, tpl.columns, r)]
+    skip = fn.append_basic_block("skip")
+    once.guard(fn, skip, shared)
     with _Loop(b, a["nb"], "b") as lb:
         trow = at(a["T"], b.mul(lb.value, a["tcols"]))
         v = _Values(b, p, tpl.columns, row, trow)
-        v.run(p.ops[:p.guard_ops])
-        effect = fn.append_basic_block("effect")
-        b.cbranch(v.truth(p.guard), effect, lb.next_)
-        b.position_at_end(effect)
-        v.run(p.ops[p.guard_ops:])
+        v.done = dict(once.done)
+        v.guard(fn, lb.next_, [r for r in v.conjuncts(p.guard) if r not in shared])
+        v.run(p.ops)  # the effect (and what of the guard it reads, emitted already)
         iid = b.load(trow)
         counted = at(a["enabled"], iid)
         b.store(b.add(b.load(counted), c64(1)), counted)
@@ -255,6 +306,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         copy, check, emit = (fn.append_basic_block(x) for x in ("copy", "check", "emit"))
         b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, check)
         b.position_at_end(copy)  # the successor's state, whole
+        room(b.load(c))
         out_row = at(a["R"], b.mul(b.load(c), a["width"]))
         with _Loop(b, a["width"], "j") as lj:
             b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
@@ -284,11 +336,13 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), still), stutter, emit)
         b.position_at_end(stutter)
         s = b.load(st)
+        room(s)
         b.store(rank, at(a["out_stutter"], s))
         b.store(b.add(s, c64(1)), st)
         b.branch(lb.next_)
         b.position_at_end(emit)  # the key: the parent's plus (new - old) x multiplier per write
         cv = b.load(c)
+        room(cv)
         key = at(a["K"], b.mul(i, a["words"]))
         with _Loop(b, a["words"], "w") as lw:
             b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
@@ -303,6 +357,27 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.store(b.add(cv, c64(1)), c)
     finish()
     b.ret_void()
+    b.position_at_end(skip)  # nothing written yet
+    b.ret_void()
+
+
+def _varies(p: Program, columns: dict[int, int], ref: Ref) -> bool:
+    """Whether a value depends on the table row (reads a slot the table gives)."""
+    todo, seen = [ref], set()
+    while todo:
+        tag, k = todo.pop()
+        if tag != "n":
+            if k in columns:
+                return True
+            continue
+        if k in seen:
+            continue
+        seen.add(k)
+        op = p.ops[k]
+        if op.op == "read_at" and op.start in columns:
+            return True
+        todo.extend(op.refs)
+    return False
 
 
 def _locals(b: ir.IRBuilder, writes: int) -> tuple[ir.Value, ...]:

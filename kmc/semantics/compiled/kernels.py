@@ -53,6 +53,7 @@ class Kernels:
         self.instances = model.instances()
         self.count = len(self.instances)
         self.compiled_now = False
+        self._per_state = 16  # room for candidates a state, doubled while chunks need more
         key = cache.model_fingerprint(model, [*(i.name for i in invariants), f"rows of {self.dtype.name}"],
                                       [i.predicate for i in invariants])
         saved = cache.recall(key)
@@ -101,12 +102,23 @@ class Kernels:
         With `with_rows`, the successors' states too, and no range check (for comparing
         interpretations on any state)."""
         n = rows.shape[0]
-        cap = n * self.count
+        while True:
+            found = self._successors(rows, keys, word, mult, drop, with_rows, n * min(self.count, self._per_state))
+            if found is not None:
+                return found
+            self._per_state *= 2  # more candidates than room for them: run again with more
+
+    def _successors(self, rows: np.ndarray, keys: np.ndarray, word: np.ndarray, mult: np.ndarray, drop: bool,
+                    with_rows: bool, cap: int) -> Found | None:
+        """`successors` with room for `cap` candidates (None when they need more): the
+        candidates' keys are rows of `cap` words, so that a few candidates a state touch a
+        few pages of memory, not a row's worth for each of the key's words."""
+        n = rows.shape[0]
         words = keys.shape[1]
         out_keys = np.empty((words, cap), dtype=np.int64)
         out_rank = np.empty(cap, dtype=np.int64)
         out_stutter = np.empty(cap, dtype=np.int64)
-        slot = np.empty(cap, dtype=np.int64)
+        slot = np.empty(n * self.count, dtype=np.int64)
         fill = np.zeros(2, dtype=np.int64)
         enabled = np.zeros(self.count, dtype=np.int64)
         err = np.zeros(3, dtype=np.int64)
@@ -123,6 +135,8 @@ class Kernels:
                 "slot": slot.ctypes.data, "fill": fill.ctypes.data, "enabled": enabled.ctypes.data,
                 "err": err.ctypes.data, "R": R.ctypes.data}
         self._expand(*(args[a] for a in emit.SUCCESSOR_ARGS))
+        if err[0] == -1:
+            return None
         if err[0]:
             self._out_of_range(int(err[0]) - 1, tuple(int(v) for v in rows[int(err[1])]))
         c, st = int(fill[0]), int(fill[1])
