@@ -2,12 +2,13 @@
 one kernel for the invariants.
 
 Every operation becomes one or two instructions over 64-bit integers (truth values are `i1`;
-a selection is a `select`, so a guard or an effect is straight-line code). `expand` loops over a
-chunk of states and calls every template's kernel on each (a state is read once); a template's
-kernel loops over its table's rows (one per instance): the guard; where it holds, the effect's
-values, their range check, and the successor's packed key: its parent's key plus (new - old) x
-multiplier at each written position, in 64-bit wrap-around arithmetic (the unsigned words'
-bits). Candidates are appended in (state, template) order; each one's rank (parent x
+a selection is a `select`, so an effect is straight-line code). `expand` loops over a chunk of
+states and calls every template's kernel on each (a state is read once); a template's kernel
+tests the guard's conjuncts that read no table column once, then loops over its table's rows
+(one per instance): the guard's other conjuncts, each branching out when false, the cheapest
+first (most guards fail on their first); where the guard holds, the effect's values, their
+range check, and the successor's packed key: its parent's key plus (new - old) x multiplier
+at each written position, in 64-bit wrap-around arithmetic (the unsigned words' bits). Candidates are appended in (state, template) order; each one's rank (parent x
 instances + instance id) says where the scalar engine finds it.
 
 `expand`'s arguments (`SUCCESSOR_ARGS`), arrays as pointers to int64 unless said:
