@@ -30,10 +30,16 @@ class CompiledStep(LevelStep):
         self.kernels = Kernels(model, invariants, self.dtype)  # rows of the level step's dtype (int16 mostly)
         self.word = self.packing.word.astype(np.int64)
         self.mult = self.packing.mult
-        module = cache.new_module(f"kmc unpack {self.packing.describe()}")
-        emit.unpack_kernel(module, self.packing.spans, self.packing.radix, list(self.packing.lo),
-                           emit.element(self.dtype.itemsize))
-        function, _, _ = cache.load(str(module))
+        packing, itemsize = self.packing, self.dtype.itemsize
+
+        def unpack_ir() -> str:
+            module = cache.new_module(f"kmc unpack {packing.describe()}")
+            emit.unpack_kernel(module, packing.spans, packing.radix, list(packing.lo), emit.element(itemsize))
+            return str(module)
+
+        key = cache.generated_fingerprint("unpack", packing.spans, [int(r) for r in packing.radix],
+                                          [int(v) for v in packing.lo], itemsize)
+        function = cache.cached(key, unpack_ir)
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:

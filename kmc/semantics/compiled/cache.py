@@ -142,6 +142,28 @@ def model_fingerprint(model: Any, names: Sequence[str], functions: Iterable[Any]
     return h.hexdigest()[:24]
 
 
+def generated_fingerprint(*parts: Any) -> str:
+    """A key for code generated from `parts` alone (their reprs) by this package."""
+    h = hashlib.sha256(repr(parts).encode())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:24]
+
+
+def cached(key: str, ir_text: Callable[[], str]) -> Function:
+    """The module of IR `ir_text()` gives, compiled, from the cache under `key` when it is there
+    (the IR is then not built)."""
+    saved = recall(key)
+    if saved is not None:
+        try:
+            return load_object(saved[0])
+        except KeyError:
+            pass
+    function, code, _ = load(ir_text())
+    remember(key, code, [], [])
+    return function
+
+
 def _has_contents(cell: Any) -> bool:
     try:
         cell.cell_contents
