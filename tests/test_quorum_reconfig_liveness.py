@@ -1,0 +1,78 @@
+"""The quorum model's reconfiguration under --test-liveness (AddVoterLivenessCondition,
+RemoveVoterLivenessCondition, ReconfigurationNotStuck) against TLC on kraft/kip_853 and
+kraft/kip_996 with TestLiveness = TRUE, LivenessSpec and the edits of
+tests/reference/tlc-quorum.md, "Liveness with reconfiguration" (those of the liveness runs, plus
+ReconfigurationNotStuck one configuration id at a time, RNSn, and its -within-epochs form,
+RNSWn). Independent source: TLC 2.20, 1 worker; the cfgs are
+tests/reference/tlc/quorum/qr853-*.cfg and qr996-*.cfg."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from kmc import registry
+from kmc.api import check
+from kmc.engines.result import CheckResult
+
+VEA, ELE, RNS1, RNS2 = ("values-eventually-acked-v1", "eventually-leader-elected",
+                        "reconfiguration-not-stuck-config-1", "reconfiguration-not-stuck-config-2")
+W = "-within-epochs"
+# one server, a second one started and added
+ADD = dict(hosts=1, init_cluster_size=1, min_cluster_size=1, max_cluster_size=2, max_spawned_servers=2,
+           max_add_reconfigs=1)
+# three servers, one removed, no election (MaxEpoch 1)
+REMOVE = dict(hosts=3, init_cluster_size=3, min_cluster_size=2, max_cluster_size=3, max_spawned_servers=3,
+              max_remove_reconfigs=1, max_epoch=1)
+
+
+@cache
+def run(mode: str, **settings: Any) -> CheckResult:
+    model, invariants = registry.build("quorum", mode=mode, test_liveness=True, **settings)
+    result = check(model, invariants, engine="vector", properties=registry.properties_of(model))
+    assert result.complete
+    return result
+
+
+def verdicts(result: CheckResult) -> dict[str, bool | None]:
+    return {n: v.holds for n, v in result.properties.items()}
+
+
+def lasso(result: CheckResult, name: str) -> tuple[int, int]:
+    """(prefix steps, cycle steps; 0 when the run stutters at the end of the prefix)."""
+    trace = result.properties[name].trace
+    assert trace is not None and trace.loop is not None
+    return trace.loop, 0 if trace.stutters else trace.length - trace.loop
+
+
+def test_one_property_per_configuration_id() -> None:
+    # ReconfigurationNotStuck == \A config_id \in 1..(MaxAddReconfigs + MaxRemoveReconfigs) : []<>...
+    model, _ = registry.build("quorum", mode="kip853", test_liveness=True, **{**REMOVE, "max_add_reconfigs": 1})
+    names = [p.name for p in registry.properties_of(model)]
+    assert names == [VEA, RNS1, RNS2, ELE, VEA + W, RNS1 + W, RNS2 + W, ELE + W]
+    assert {p.form for p in registry.properties_of(model) if "reconfiguration" in p.name} == {"always_eventually"}
+
+
+def test_a_single_voter_adds_the_new_server() -> None:
+    # qr853-b: TLC 3,975 distinct, 10,096 generated, depth 31; ReconfigurationNotStuck,
+    # EventuallyLeaderElected and their WithinEpochs forms hold; ValuesEventuallyAcked and its
+    # WithinEpochs form violated, 1 step then stuttering (a lone voter's write is never
+    # acknowledged: acknowledgements come with fetches)
+    result = run("kip853", **ADD)
+    assert (result.distinct_states, result.depth) == (3_975, 31)
+    assert result.generated_states == 8_866  # regression pin (TLC 10,096: steps per true disjunct)
+    assert verdicts(result) == {VEA: False, RNS1: True, ELE: True, VEA + W: False, RNS1 + W: True, ELE + W: True}
+    assert lasso(result, VEA) == lasso(result, VEA + W) == (1, 0)
+
+
+def test_a_removal_without_elections() -> None:
+    # qr853-a: TLC 12,341 distinct, 36,923 generated, depth 36; the WithinEpochs forms hold;
+    # RNS1 violated (TLC: 26 steps, then a cycle of 12), EventuallyLeaderElected (30, 9),
+    # ValuesEventuallyAcked (27, 12): the leader removes itself and resigns, and no one may
+    # stand for election in epoch 1
+    result = run("kip853", **REMOVE)
+    assert (result.distinct_states, result.generated_states, result.depth) == (12_341, 36_923, 36)
+    assert verdicts(result) == {VEA: False, RNS1: False, ELE: False, VEA + W: True, RNS1 + W: True, ELE + W: True}
+    assert (lasso(result, RNS1), lasso(result, ELE), lasso(result, VEA)) == ((22, 9), (22, 9), (23, 9))  # regression pins
