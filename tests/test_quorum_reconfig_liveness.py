@@ -76,3 +76,15 @@ def test_a_removal_without_elections() -> None:
     assert (result.distinct_states, result.generated_states, result.depth) == (12_341, 36_923, 36)
     assert verdicts(result) == {VEA: False, RNS1: False, ELE: False, VEA + W: True, RNS1 + W: True, ELE + W: True}
     assert (lasso(result, RNS1), lasso(result, ELE), lasso(result, VEA)) == ((22, 9), (22, 9), (23, 9))  # regression pins
+
+
+@pytest.mark.slow
+def test_a_removal_then_an_addition_without_elections() -> None:
+    # qr853-d: qr853-a with MaxAddReconfigs 1 (the removed server added back; configuration ids
+    # 1 and 2): TLC 41,043 distinct, 108,779 generated, depth 37 (its RNSW2 run);
+    # ReconfigurationNotStuck for id 2 violated, TLC: 24 steps, then a cycle of 9; RNSW2 holds
+    result = run("kip853", **REMOVE, max_add_reconfigs=1)
+    assert (result.distinct_states, result.generated_states, result.depth) == (41_043, 108_779, 37)
+    assert verdicts(result) == {VEA: False, RNS1: False, RNS2: False, ELE: False,
+                                VEA + W: True, RNS1 + W: True, RNS2 + W: True, ELE + W: True}
+    assert lasso(result, RNS2) == (22, 9)  # regression pin
