@@ -19,6 +19,7 @@ from kmc.engines.result import CheckResult
 
 VEA, ELE, RNS1, RNS2 = ("values-eventually-acked-v1", "eventually-leader-elected",
                         "reconfiguration-not-stuck-config-1", "reconfiguration-not-stuck-config-2")
+NSP = tuple(f"not-stuck-in-prospective-s{i}" for i in (1, 2, 3))
 W = "-within-epochs"
 # one server, a second one started and added
 ADD = dict(hosts=1, init_cluster_size=1, min_cluster_size=1, max_cluster_size=2, max_spawned_servers=2,
@@ -88,3 +89,29 @@ def test_a_removal_then_an_addition_without_elections() -> None:
     assert verdicts(result) == {VEA: False, RNS1: False, RNS2: False, ELE: False,
                                 VEA + W: True, RNS1 + W: True, RNS2 + W: True, ELE + W: True}
     assert lasso(result, RNS2) == (22, 9)  # regression pin
+
+
+def test_kip996_a_removal_without_elections() -> None:
+    # qr996-b: kip996, qr853-a's servers with no value: TLC 6,688 distinct, 17,253 generated,
+    # depth 34 (its RNS1 run); RNS1 violated, TLC: 23 steps, then stuttering; EventuallyLeaderElected
+    # violated (TLC: ELE_TLC); ValuesEventuallyAcked, NotStuckInProspective (NSP_TLC) and the
+    # WithinEpochs forms of RNS1 and EventuallyLeaderElected hold
+    result = run("kip996", **REMOVE, max_values_per_epoch=0)
+    assert (result.distinct_states, result.depth) == (6_688, 34)
+    assert result.generated_states == 16_581  # regression pin (TLC 17,253: steps per true disjunct)
+    holds = {VEA: True, RNS1: False, ELE: False, **{n: True for n in NSP}}
+    assert verdicts(result) == {**holds, **{n + W: True for n in holds}}
+    assert (lasso(result, RNS1), lasso(result, ELE)) == ((22, 0), (22, 0))  # regression pins
+
+
+def test_kip996_a_single_voter_adds_the_new_server() -> None:
+    # qr996-a: kip996, qr853-b's servers: TLC 147 distinct, 275 generated, depth 20 (its run of
+    # the properties that hold: EventuallyLeaderElected, RNS1, NotStuckInProspective of s1 and
+    # s2, and their WithinEpochs forms); ValuesEventuallyAcked violated, TLC: 3 steps, then
+    # stuttering, and its WithinEpochs form too (TLC: VEAW_TLC)
+    result = run("kip996", **ADD)
+    assert (result.distinct_states, result.depth) == (147, 20)
+    assert result.generated_states == 233  # regression pin (TLC 275: steps per true disjunct)
+    holds = {VEA: False, RNS1: True, ELE: True, NSP[0]: True, NSP[1]: True}
+    assert verdicts(result) == {**holds, **{n + W: v for n, v in holds.items()}}
+    assert lasso(result, VEA) == lasso(result, VEA + W) == (1, 0)  # regression pins
