@@ -94,7 +94,7 @@ def test_a_removal_then_an_addition_without_elections() -> None:
 def test_kip996_a_removal_without_elections() -> None:
     # qr996-b: kip996, qr853-a's servers with no value: TLC 6,688 distinct, 17,253 generated,
     # depth 34 (its RNS1 run); RNS1 violated, TLC: 23 steps, then stuttering; EventuallyLeaderElected
-    # violated (TLC: ELE_TLC); ValuesEventuallyAcked, NotStuckInProspective (NSP_TLC) and the
+    # violated (TLC: 26 steps, then stuttering); ValuesEventuallyAcked, NotStuckInProspective of s1-s3 and the
     # WithinEpochs forms of RNS1 and EventuallyLeaderElected hold
     result = run("kip996", **REMOVE, max_values_per_epoch=0)
     assert (result.distinct_states, result.depth) == (6_688, 34)
@@ -108,7 +108,7 @@ def test_kip996_a_single_voter_adds_the_new_server() -> None:
     # qr996-a: kip996, qr853-b's servers: TLC 147 distinct, 275 generated, depth 20 (its run of
     # the properties that hold: EventuallyLeaderElected, RNS1, NotStuckInProspective of s1 and
     # s2, and their WithinEpochs forms); ValuesEventuallyAcked violated, TLC: 3 steps, then
-    # stuttering, and its WithinEpochs form too (TLC: VEAW_TLC)
+    # stuttering, and its WithinEpochs form too (TLC: the same)
     result = run("kip996", **ADD)
     assert (result.distinct_states, result.depth) == (147, 20)
     assert result.generated_states == 233  # regression pin (TLC 275: steps per true disjunct)
