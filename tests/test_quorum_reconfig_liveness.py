@@ -30,9 +30,9 @@ REMOVE = dict(hosts=3, init_cluster_size=3, min_cluster_size=2, max_cluster_size
 
 
 @cache
-def run(mode: str, **settings: Any) -> CheckResult:
+def run(mode: str, engine: str = "vector", **settings: Any) -> CheckResult:
     model, invariants = registry.build("quorum", mode=mode, test_liveness=True, **settings)
-    result = check(model, invariants, engine="vector", properties=registry.properties_of(model))
+    result = check(model, invariants, engine=engine, properties=registry.properties_of(model))
     assert result.complete
     return result
 
@@ -115,3 +115,10 @@ def test_kip996_a_single_voter_adds_the_new_server() -> None:
     holds = {VEA: False, RNS1: True, ELE: True, NSP[0]: True, NSP[1]: True}
     assert verdicts(result) == {**holds, **{n + W: v for n, v in holds.items()}}
     assert lasso(result, VEA) == lasso(result, VEA + W) == (1, 0)  # regression pins
+
+
+def test_scalar_and_vector_engines_agree() -> None:
+    vector, scalar = run("kip996", **ADD), run("kip996", "scalar", **ADD)
+    assert (vector.distinct_states, vector.generated_states) == (scalar.distinct_states, scalar.generated_states)
+    assert verdicts(vector) == verdicts(scalar)
+    assert lasso(vector, VEA) == lasso(scalar, VEA)
