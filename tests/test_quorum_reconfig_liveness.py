@@ -76,7 +76,8 @@ def test_a_removal_without_elections() -> None:
     result = run("kip853", **REMOVE)
     assert (result.distinct_states, result.generated_states, result.depth) == (12_341, 36_923, 36)
     assert verdicts(result) == {VEA: False, RNS1: False, ELE: False, VEA + W: True, RNS1 + W: True, ELE + W: True}
-    assert (lasso(result, RNS1), lasso(result, ELE), lasso(result, VEA)) == ((22, 9), (22, 9), (23, 9))  # regression pins
+    # regression pins
+    assert (lasso(result, RNS1), lasso(result, ELE), lasso(result, VEA)) == ((22, 9), (22, 9), (23, 9))
 
 
 @pytest.mark.slow

@@ -137,7 +137,8 @@ def properties(m: Quorum) -> list[Property]:
     fair = tuple(f for f in (SPEC_FAIRNESS_996 if m.kip996 else SPEC_FAIRNESS) if f.action in present)
     reconfigs = m.settings["max_add_reconfigs"] + m.settings["max_remove_reconfigs"]
     spec = [*(values_eventually_acked(m, v, fair) for v in m.V),
-            *(reconfiguration_not_stuck(m, i, fair) for i in range(1, reconfigs + 1)), eventually_leader_elected(m, fair),
+            *(reconfiguration_not_stuck(m, i, fair) for i in range(1, reconfigs + 1)),
+            eventually_leader_elected(m, fair),
             *(not_stuck_in_prospective(m, a, fair) for a in m.S if m.kip996)]
     return [*spec, *(within_epochs(p, m) for p in spec)]
 

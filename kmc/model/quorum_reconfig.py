@@ -83,8 +83,10 @@ class QuorumReconfig(QuorumFetch):
         more than half of it."""
         if not self.test_liveness:
             return True
-        voters = X.count([X.and_(s.cfg_members[a][t] == 1, self.is_voter(s, X, t) if self.kip996 else s.role[t] == VOTER,
-                                 self.linked(s, a, t)) for t in self.S if t != remove])
+        def voter(t: int) -> Bool:
+            return self.is_voter(s, X, t) if self.kip996 else s.role[t] == VOTER  # kip996: IsVoter(t)
+        voters = X.count([X.and_(s.cfg_members[a][t] == 1, voter(t), self.linked(s, a, t))
+                          for t in self.S if t != remove])
         return 2 * voters > self.card(X, s.cfg_members[a])  # > Cardinality(members) \div 2
 
     @action(server=SERVER, add_server=SERVER)
