@@ -112,8 +112,6 @@ def test_with_check_quorum_the_partitioned_leader_resigns() -> None:
     (dict(mode="kip853", follower_rejects_pre_vote=False),
      "--no-follower-rejects-pre-vote is modelled for --mode kip996 only"),
     (dict(mode="kip853", resend_begin_quorum_epoch=False), "--no-resend-begin-quorum-epoch needs --test-liveness"),
-    (dict(mode="kip853", test_liveness=True, min_cluster_size=1, max_remove_reconfigs=1),
-     "--max-remove-reconfigs must be 0 with --test-liveness"),
 ])
 def test_bad_combinations_are_refused(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(BadInput, match=message):

@@ -1,15 +1,15 @@
 """The `quorum` model's liveness properties (kraft_kip_853_properties and
 kraft_kip_996_properties, with --test-liveness): ValuesEventuallyAcked (one property per value),
-EventuallyLeaderElected and, in kip996, NotStuckInProspective (one property per server), under
-each specification's `Fairness` (LivenessSpec). ReconfigurationNotStuck quantifies over the
-reconfigurations, which --test-liveness leaves out (as kip853's shipped model_liveness.cfg
-does): it is then TRUE and not declared."""
+EventuallyLeaderElected, ReconfigurationNotStuck (one property per configuration id it
+quantifies over, 1..MaxAddReconfigs + MaxRemoveReconfigs: none without a reconfiguration, where
+it is TRUE) and, in kip996, NotStuckInProspective (one property per server), under each
+specification's `Fairness` (LivenessSpec)."""
 
 from __future__ import annotations
 
 from kmc.model.core import Backend, Bool, StateView
 from kmc.model.quorum import Quorum
-from kmc.model.quorum_state import LEADER, PROSPECTIVE, SERVER, VALUE, VOTER
+from kmc.model.quorum_state import DEAD, LEADER, PROSPECTIVE, SERVER, VALUE, VOTER
 from kmc.model.temporal import Fairness, Property, weak
 
 # Fairness: \A s \in AllServers: WF_vars of four actions of s, and \A peer: WF_vars of ten
@@ -71,6 +71,34 @@ def not_stuck_in_prospective(m: Quorum, a: int, fair: tuple[Fairness, ...]) -> P
                     "not Prospective is connected to it", fair, default=True)
 
 
+def is_current_leader(m: Quorum, s: StateView, X: Backend, a: int) -> Bool:
+    """IsCurrentLeader(a): a leads and no other started server has a higher epoch."""
+    return X.and_(m.started(s, a), s.state[a] == LEADER,
+                  X.not_(X.any([X.and_(m.started(s, t), s.epoch[t] > s.epoch[a]) for t in m.S if t != a])))
+
+
+def config_all_or_nothing(m: Quorum, cfg_id: int, s: StateView, X: Backend) -> Bool:
+    """ConfigAllOrNothing(cfg_id): a current leader whose log holds the configuration command of
+    id cfg_id committed (ConfigInServerLogAndCommitted), or holds none (ConfigNotInServerLog), or
+    each member of whose configuration is cut from it or dead. Both properties test the leader's
+    own log (`s`, not the member `s1` the specification quantifies over), as written."""
+    def good(a: int) -> Bool:
+        command = [X.and_(m.has(s, a, o), s.log_cfg_id[a][o] == cfg_id) for o in m.O]
+        committed = X.any([X.and_(c, s.hwm[a] >= o + 1) for o, c in enumerate(command)])
+        cut = X.all([X.implies(s.cfg_members[a][t] == 1, X.or_(X.not_(m.linked(s, a, t)), s.state[t] == DEAD))
+                     for t in m.S])
+        return X.and_(is_current_leader(m, s, X, a), X.or_(committed, X.not_(X.any(command)), cut))
+    return X.any([good(a) for a in m.S])
+
+
+def reconfiguration_not_stuck(m: Quorum, cfg_id: int, fair: tuple[Fairness, ...]) -> Property:
+    return Property(f"reconfiguration-not-stuck-config-{cfg_id}", "always_eventually",
+                    lambda s, X: config_all_or_nothing(m, cfg_id, s, X),
+                    f"ReconfigurationNotStuck for configuration id {cfg_id}: []<>ConfigAllOrNothing({cfg_id}) (a "
+                    "current leader with the command committed, or without it, or cut from every live member)", fair,
+                    default=True)
+
+
 def election_held_back(m: Quorum, s: StateView, X: Backend) -> Bool:
     """Some server would stand for election but for --max-epoch, the one place the bound changes
     what the specification allows: kip853, a voter would time out (SendRequestVote's guard);
@@ -85,11 +113,13 @@ def within_epochs(p: Property, m: Quorum) -> Property:
     """The property with "or an election is held back by --max-epoch" as a good state (as
     fetch's leader-elected counts the epochs used up): the specification's epochs are unbounded
     when it tests liveness, kmc's stop at --max-epoch, and a behaviour stuck only because they
-    did is not the protocol's. A violation then never meets such a state after its P-state, so
-    the bound disables no step there: it is a violation of the specification's property
-    without the bound too."""
-    def predicate(s: StateView, X: Backend) -> tuple[Bool, Bool]:
+    did is not the protocol's. A violation then never meets such a state after its P-state
+    (for []<>P: in its cycle), so the bound disables no step there: it is a violation of the
+    specification's property without the bound too."""
+    def predicate(s: StateView, X: Backend) -> Bool | tuple[Bool, Bool]:
         before, after = p.parts(s, X)
+        if after is None:  # []<>P: []<>(P \/ held back)
+            return X.or_(before, election_held_back(m, s, X))
         return before, X.or_(after, election_held_back(m, s, X))
     return Property(p.name + "-within-epochs", p.form, predicate,
                     p.doc + ", or an election held back by --max-epoch", p.fairness)
@@ -97,14 +127,18 @@ def within_epochs(p: Property, m: Quorum) -> Property:
 
 def properties(m: Quorum) -> list[Property]:
     """With --test-liveness, the properties model_liveness.cfg lists (ValuesEventuallyAcked as
-    one property per value, NotStuckInProspective as one per server), checked by default, and
+    one property per value, ReconfigurationNotStuck as one per configuration id,
+    NotStuckInProspective as one per server), checked by default, and
     each "-within-epochs" (not by default); none otherwise. Fairness of an action the
     configuration has no instance of (a fix switched off) is dropped."""
     if not m.test_liveness:
         return []
     present = {i.action.name for i in m.instances()}
     fair = tuple(f for f in (SPEC_FAIRNESS_996 if m.kip996 else SPEC_FAIRNESS) if f.action in present)
-    spec = [*(values_eventually_acked(m, v, fair) for v in m.V), eventually_leader_elected(m, fair),
+    reconfigs = m.settings["max_add_reconfigs"] + m.settings["max_remove_reconfigs"]
+    spec = [*(values_eventually_acked(m, v, fair) for v in m.V),
+            *(reconfiguration_not_stuck(m, i, fair) for i in range(1, reconfigs + 1)),
+            eventually_leader_elected(m, fair),
             *(not_stuck_in_prospective(m, a, fair) for a in m.S if m.kip996)]
     return [*spec, *(within_epochs(p, m) for p in spec)]
 

@@ -19,7 +19,7 @@ quorum_messages.py, the shared transitions in quorum_transitions.py, the way sta
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC, safety and liveness. --no-check-quorum and
 --no-resend-begin-quorum-epoch (kip853) and --no-follower-rejects-pre-vote (kip996) take out the
-fixes the specifications' history names. Not modelled yet: reconfiguration with --test-liveness.
+fixes the specifications' history names.
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ A configuration is carried in the log as a command (InitClusterCommand, AddVoter
 RemoveVoterCommand, each with the configuration's id and members); a server uses the most
 recent one in its log, committed or not, and switches back when a truncation removes it
 (quorum_fetch.py). A leader accepts one reconfiguration at a time: its configuration must be
-committed and it must have committed an entry of its own epoch.
+committed and it must have committed an entry of its own epoch. With --test-liveness it
+also keeps a majority connected to it (AddVoterLivenessCondition, RemoveVoterLivenessCondition).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from kmc.model.core import NONE, Backend, Bool, Effect, Int, StateView, action
 from kmc.model.effects import Flat, merge, nested
 from kmc.model.quorum_fetch import QuorumFetch
 from kmc.model.quorum_state import (
-    ADD_VOTER, BEGIN_QUORUM, FETCH, HOST, LEADER, NO_RESEND, OBSERVER, REMOVE_VOTER, RESEND_FALSE, SERVER,
+    ADD_VOTER, BEGIN_QUORUM, FETCH, HOST, LEADER, NO_RESEND, OBSERVER, REMOVE_VOTER, RESEND_FALSE, SERVER, VOTER,
 )
 
 
@@ -61,6 +62,33 @@ class QuorumReconfig(QuorumFetch):
             out[("feo", a, t)] = X.ite(inside[t], X.ite(s.feo[a][t] != NONE, s.feo[a][t], 0), NONE)
         return out
 
+    def linked(self, s: StateView, a: int, t: int) -> Bool | bool:
+        """Connected(a, t) of the mode's network module: kip996's is FALSE for a = t."""
+        return False if self.kip996 and a == t else self.connected(s, a, t)
+
+    def add_voter_liveness_condition(self, s: StateView, X: Backend, a: int, add: int) -> Bool | bool:
+        """AddVoterLivenessCondition(a, add) (kip996: LIVENESS_AddVoterLivenessCondition): with
+        --test-liveness, a, the other members connected to it and add if connected to it are
+        more than half of the new configuration."""
+        if not self.test_liveness:
+            return True
+        connected = X.count([X.and_(s.cfg_members[a][t] == 1, self.connected(s, a, t)) for t in self.S if t != a])
+        joining = X.ite(self.linked(s, a, add), 1, 0)
+        # (ConnectedServers(a, members) + add_connected) > (Cardinality(members) + 1) \div 2
+        return 2 * (connected + 1 + joining) > self.card(X, s.cfg_members[a]) + 1
+
+    def remove_voter_liveness_condition(self, s: StateView, X: Backend, a: int, remove: int) -> Bool | bool:
+        """RemoveVoterLivenessCondition(a, remove) (kip996: LIVENESS_RemoveVoterLivenessCondition):
+        with --test-liveness, the voters of a's configuration but `remove` connected to a are
+        more than half of it."""
+        if not self.test_liveness:
+            return True
+        def voter(t: int) -> Bool:
+            return self.is_voter(s, X, t) if self.kip996 else s.role[t] == VOTER  # kip996: IsVoter(t)
+        voters = X.count([X.and_(s.cfg_members[a][t] == 1, voter(t), self.linked(s, a, t))
+                          for t in self.S if t != remove])
+        return 2 * voters > self.card(X, s.cfg_members[a])  # > Cardinality(members) \div 2
+
     @action(server=SERVER, add_server=SERVER)
     def accept_add_voter_request(self, s: StateView, X: Backend, a: int, add: int) -> Bool:
         """AcceptAddVoterRequest: a leader adds a started server that is not a member
@@ -68,6 +96,7 @@ class QuorumReconfig(QuorumFetch):
         most --max-add-reconfigs times)."""
         return X.and_(s.add_reconfigs < self.settings["max_add_reconfigs"], self.started(s, add),
                       self.reconfigurable(s, X, a), s.cfg_members[a][add] == 0,
+                      self.add_voter_liveness_condition(s, X, a, add),
                       self.card(X, s.cfg_members[a]) < self.settings["max_cluster_size"])
 
     @accept_add_voter_request.effect
@@ -84,6 +113,7 @@ class QuorumReconfig(QuorumFetch):
         command commits (at most --max-remove-reconfigs times)."""
         return X.and_(s.remove_reconfigs < self.settings["max_remove_reconfigs"], self.started(s, remove),
                       self.reconfigurable(s, X, a), s.cfg_members[a][remove] == 1,
+                      self.remove_voter_liveness_condition(s, X, a, remove),
                       self.card(X, s.cfg_members[a]) > self.settings["min_cluster_size"])
 
     @accept_remove_voter_request.effect

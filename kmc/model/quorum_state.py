@@ -144,8 +144,7 @@ class QuorumState(Model):
                            f"--init-cluster-size ({s['init_cluster_size']})")
 
     def _validate_liveness(self) -> None:
-        """The fix switches of each mode; reconfiguration under TestLiveness is not modelled yet
-        (the shipped model_liveness.cfg of kip853 has none)."""
+        """The fix switches of each mode."""
         s = self.settings
         for name, mode in (("check_quorum", "kip853"), ("resend_begin_quorum_epoch", "kip853"),
                            ("follower_rejects_pre_vote", "kip996")):
@@ -155,11 +154,6 @@ class QuorumState(Model):
         if not s["resend_begin_quorum_epoch"] and not s["test_liveness"]:
             raise BadInput("--no-resend-begin-quorum-epoch needs --test-liveness (the resend is an action only "
                            "when liveness is tested)")
-        if s["test_liveness"]:
-            for name in ("max_add_reconfigs", "max_remove_reconfigs"):
-                if s[name]:
-                    raise BadInput(f"--{name.replace('_', '-')} must be 0 with --test-liveness (got {s[name]}): "
-                                   "reconfiguration under TestLiveness is not modelled yet")
 
     # -- layout ------------------------------------------------------------------------
 
