@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from kmc import registry
-from kmc.api import check
 from kmc.engines.result import CheckResult
+from tests.test_quorum_liveness import lasso, verdicts
+from tests.test_quorum_liveness import run as run_liveness
 
 VEA, ELE, RNS1, RNS2 = ("values-eventually-acked-v1", "eventually-leader-elected",
                         "reconfiguration-not-stuck-config-1", "reconfiguration-not-stuck-config-2")
@@ -31,21 +32,7 @@ REMOVE = dict(hosts=3, init_cluster_size=3, min_cluster_size=2, max_cluster_size
 
 @cache
 def run(mode: str, engine: str = "vector", **settings: Any) -> CheckResult:
-    model, invariants = registry.build("quorum", mode=mode, test_liveness=True, **settings)
-    result = check(model, invariants, engine=engine, properties=registry.properties_of(model))
-    assert result.complete
-    return result
-
-
-def verdicts(result: CheckResult) -> dict[str, bool | None]:
-    return {n: v.holds for n, v in result.properties.items()}
-
-
-def lasso(result: CheckResult, name: str) -> tuple[int, int]:
-    """(prefix steps, cycle steps; 0 when the run stutters at the end of the prefix)."""
-    trace = result.properties[name].trace
-    assert trace is not None and trace.loop is not None
-    return trace.loop, 0 if trace.stutters else trace.length - trace.loop
+    return run_liveness(engine, mode, **settings)
 
 
 def test_one_property_per_configuration_id() -> None:
