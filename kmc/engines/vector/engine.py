@@ -473,25 +473,26 @@ class Search:
             return  # too little left in memory to be worth a run on disk: go on over the limit
         spill.spills += 1
         root = self.checkpoint.directory if self.checkpoint is not None else None
-        if root is not None and sum(size for _, size in self.in_memory) == len(self.visited):
+        kept = root is not None and sum(size for _, size in self.in_memory) == len(self.visited)
+        if root is not None and kept:  # the checkpoint holds every level in memory: its files are the runs
             for number, size in self.in_memory:
                 if size:
                     spill.keep(checkpoint.kept_keys(root, number, size, self.fmt))
-
-            def kept(name: str, a: np.ndarray, number: int) -> np.ndarray:
-                return a if isinstance(a, np.memmap) else checkpoint.kept_array(root, number, name, len(a))
-
-            self.parents = [kept("links-parent", a, n + 2) for n, a in enumerate(self.parents)]
-            self.iids = [kept("links-action", a, n + 2) for n, a in enumerate(self.iids)]
-            if level is not None:
-                level.store(lambda name, a: spill.save(a) if name == "words" else kept(f"frontier-{name}", a,
-                                                                                       self.kept_last))
         else:
             spill.add_run(self.visited)
-            self.parents = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.parents]
-            self.iids = [a if isinstance(a, np.memmap) else spill.save(a) for a in self.iids]
-            if level is not None:
-                level.store(lambda name, a: a if isinstance(a, np.memmap) else spill.save(a))
+
+        def on_disk(name: str, a: np.ndarray, number: int) -> np.ndarray:
+            """Array `name` of level `number`, on disk: as the checkpoint keeps it, or saved by the spill."""
+            if isinstance(a, np.memmap):
+                return a
+            if kept and root is not None and name != "frontier-words":
+                return checkpoint.kept_array(root, number, name, len(a))
+            return spill.save(a)
+
+        self.parents = [on_disk("links-parent", a, n + 2) for n, a in enumerate(self.parents)]
+        self.iids = [on_disk("links-action", a, n + 2) for n, a in enumerate(self.iids)]
+        if level is not None:
+            level.store(lambda name, a: on_disk(f"frontier-{name}", a, self.kept_last))
         self.visited = Visited(self.fmt, None if self.codes is None else list(self.codes.dtypes))
         self.in_memory = []
 
