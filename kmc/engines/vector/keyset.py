@@ -217,9 +217,7 @@ class Visited:
             return
         if pos is None:
             pos = np.searchsorted(self.sort_key, sort_key)
-        _insert(self._sort_key, self.n, sort_key, pos)
-        for mine, theirs in zip(self._extras, extras):
-            _insert(mine, self.n, theirs, pos)
+        _insert([self._sort_key, *self._extras], self.n, [sort_key, *extras], pos)
         self.n = need
 
 
@@ -365,11 +363,12 @@ def _grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _insert(a: np.ndarray, n: int, new: np.ndarray, pos: np.ndarray) -> None:
-    """Insert `new` into the sorted first n elements of `a` (which has room for them), new[i]
-    before a[pos[i]] (pos ascending): each stored element moves up by the number of new ones
-    inserted at or below it, a block at a time from the top, so nothing is overwritten before
-    it is read."""
+def _insert(arrays: list[np.ndarray], n: int, news: list[np.ndarray], pos: np.ndarray) -> None:
+    """Insert each of `news` into the sorted first n elements of its array in `arrays` (which
+    have room for them), new[i] before a[pos[i]] (pos ascending): each stored element moves up
+    by the number of new ones inserted at or below it, a block at a time from the top, so
+    nothing is overwritten before it is read. The places are worked out once for all the arrays
+    (a key's sort key and its other words)."""
     pos = np.asarray(pos, dtype=np.int64)
     for top in range(n, 0, -_SHIFT_BLOCK):
         low = max(0, top - _SHIFT_BLOCK)
@@ -377,11 +376,14 @@ def _insert(a: np.ndarray, n: int, new: np.ndarray, pos: np.ndarray) -> None:
         shift = int(first)  # those inserted below it
         if last == 0:
             break  # nothing is inserted at or below this block, nor below it
-        block = a[low:top].copy()
         if first == last:
-            a[low + shift: top + shift] = block
-        else:
-            moved = np.cumsum(np.bincount(pos[first:last] - low, minlength=top - low))
-            moved += np.arange(low, top, dtype=np.int64) + shift
-            a[moved] = block
-    a[pos + np.arange(len(pos), dtype=np.int64)] = new
+            for a in arrays:
+                a[low + shift: top + shift] = a[low:top].copy()
+            continue
+        moved = np.cumsum(np.bincount(pos[first:last] - low, minlength=top - low))
+        moved += np.arange(low, top, dtype=np.int64) + shift
+        for a in arrays:
+            a[moved] = a[low:top].copy()
+    at = pos + np.arange(len(pos), dtype=np.int64)
+    for a, new in zip(arrays, news):
+        a[at] = new
