@@ -15,6 +15,7 @@ from kmc.engines.explicit import bfs
 from kmc.engines.vector import keyset
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import KeyFormat, Visited, first_occurrences
+from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from tests.conftest import build
@@ -180,3 +181,32 @@ def test_coded_words_are_exact_and_widen() -> None:
     assert codes.dtypes[0] == np.uint16 and visited.extras[0].dtype == np.uint16
     assert len(visited) == len(held)
     assert {tuple(int(w) for w in col) for col in fmt.join(visited.sort_key, codes.decode(visited.extras)).T} == held
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 300), st.integers(0, 2)),
+                                min_size=1, max_size=80), min_size=1, max_size=10))
+def test_level_keys_hold_each_key_once_at_its_position(mix, chunks) -> None:
+    """A coded level's keys (LevelKeys: runs of sort keys and positions, the coded words kept
+    once by position): each chunk finds exactly the keys an earlier chunk added, through a
+    dictionary outgrowing uint8 mid-level; the merged run is every key sorted, with its coded
+    words and the position it was given."""
+    fmt = KeyFormat([64, 64, 20])
+    codes = keyset.WordCodes(fmt)
+    level = LevelKeys(fmt, codes)
+    at: dict[tuple[int, ...], int] = {}
+    for chunk in chunks:
+        s, e, _ = first_occurrences(*fmt.split(np.array(chunk, dtype=np.uint64).T.copy()), np.arange(len(chunk)))
+        coded = codes.code(e, [level])
+        found = level.find(s, coded)
+        keys = [tuple(int(w) for w in col) for col in fmt.join(s, e).T]
+        assert found.tolist() == [k in at for k in keys]
+        new = np.flatnonzero(~found)
+        place = np.arange(len(at), len(at) + len(new), dtype=np.int64)[::-1]  # any order of positions
+        level.add(s[new], [*(x[new] for x in coded), place])
+        at.update({keys[i]: int(p) for i, p in zip(new.tolist(), place.tolist())})
+    merged = level.merged()
+    *words, place = merged.extras
+    assert len(merged) == len(at) and np.all(np.diff(merged.sort_key.astype(np.float64)) >= 0)
+    got = [tuple(int(w) for w in col) for col in fmt.join(merged.sort_key, codes.decode(words)).T]
+    assert dict(zip(got, place.tolist())) == at

@@ -42,6 +42,7 @@ from kmc.engines.vector.disk import Spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
+from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
@@ -88,7 +89,8 @@ class NextLevel:
 
     def __init__(self, search: Search):
         self.placed = search.coded_levels
-        self.keys = Runs(search.fmt, search.codes, placed=self.placed)
+        self.keys: Runs = LevelKeys(search.fmt, search.codes) if search.codes is not None and self.placed \
+            else Runs(search.fmt, search.codes)
         self.size = 0
         self.words: list[np.ndarray] = []  # per chunk: words x states kept (levels held as words)
         self.parents: list[np.ndarray] = []
@@ -355,7 +357,7 @@ class Search:
         the next level."""
         s, e = fresh.sort_key, fresh.extras
         if self.codes is not None and len(fresh.late):  # words the dictionaries learn now
-            stores = [self.visited, *nxt.keys.runs]
+            stores: list[Visited | Runs] = [self.visited, nxt.keys]
             coded = self.codes.code(fresh.raw, stores)
             e = [x if x.dtype.itemsize >= c.dtype.itemsize else x.astype(c.dtype) for x, c in zip(e, coded)]
             for x, c in zip(e, coded):

@@ -16,6 +16,8 @@ positions a search gave. A level's keys, while its chunks add to them, are a few
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import numpy as np
 
 U64 = np.uint64
@@ -178,21 +180,24 @@ class Visited:
         found = mine_key[at] == sort_key
         if not extras:
             return found, pos
-        stored = self.extras[: len(extras)]  # a run of a level's keys carries their positions too
         same = found.copy()
         hit = np.flatnonzero(found)  # the other words are read only where the sort key is here: a run
-        at_hit = at[hit]  # on disk is read where it holds the key, not at every key searched
-        for mine, theirs in zip(stored, extras):
-            same[hit] &= mine[at_hit] == theirs[hit]
+        # on disk is read where it holds the key, not at every key searched
+        for mine, theirs in zip(self.stored(at[hit], len(extras)), extras):
+            same[hit] &= mine == theirs[hit]
         for k in np.flatnonzero(found & ~same).tolist():
             # a stored key shares this sort key: look through every stored key that does
             j = int(pos[k])
             while j < n and mine_key[j] == sort_key[k]:
-                if all(mine[j] == theirs[k] for mine, theirs in zip(stored, extras)):
+                if all(mine[0] == theirs[k] for mine, theirs in zip(self.stored(np.array([j]), len(extras)), extras)):
                     same[k] = True
                     break
                 j += 1
         return same, pos
+
+    def stored(self, at: np.ndarray, count: int) -> list[np.ndarray]:
+        """The first `count` other words of the keys stored at positions `at`."""
+        return [e[at] for e in self.extras[:count]]
 
     def widen(self, w: int, dtype: np.dtype) -> None:
         """Store other word w (coded: kmc/engines/vector/keyset.py:WordCodes) in a wider dtype."""
@@ -206,8 +211,8 @@ class Visited:
         need = self.n + m
         if need > len(self._sort_key):
             room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
-            self._sort_key = _grown(self._sort_key, room)
-            self._extras = [_grown(e, room) for e in self._extras]
+            self._sort_key = grown(self._sort_key, room)
+            self._extras = [grown(e, room) for e in self._extras]
         if pos is None and not extras:
             # one-word keys: appended, then merged by a stable sort (numpy's timsort finds the
             # two sorted runs and merges them in one pass, with a buffer the size of the smaller)
@@ -227,10 +232,9 @@ class Runs:
     merge with the runs no larger than twice theirs, so a key is moved O(log chunks) times in
     all, where merging every chunk into one sorted array moved the whole level at every chunk."""
 
-    def __init__(self, fmt: KeyFormat, codes: WordCodes | None = None, placed: bool = False):
+    def __init__(self, fmt: KeyFormat, codes: WordCodes | None = None):
         self.fmt = fmt
         self.codes = codes  # the other words are coded by these (their dtypes grow as they fill)
-        self.placed = placed  # each key carries one more word, never compared: its state's position
         self.runs: list[Visited] = []
 
     def __len__(self) -> int:
@@ -260,13 +264,17 @@ class Runs:
             self._merge_newest()
         return self.runs.pop() if self.runs else self._empty()
 
+    def widen(self, w: int, dtype: np.dtype) -> None:
+        for run in self.runs:
+            run.widen(w, dtype)
+
     def _merge_newest(self) -> None:
         newer = self.runs.pop()
         self.runs[-1].merge(newer.sort_key, newer.extras)
 
     def _empty(self) -> Visited:
         dtypes = list(self.fmt.extra_dtypes if self.codes is None else self.codes.dtypes)
-        return Visited(self.fmt, [*dtypes, *([np.dtype(np.int64)] if self.placed else [])])
+        return Visited(self.fmt, dtypes)
 
 
 class WordCodes:
@@ -299,7 +307,7 @@ class WordCodes:
         self.tables[w] = (values[index], index)
         self.dtypes[w] = _code_dtype(len(values))
 
-    def code(self, extras: list[np.ndarray], stores: list[Visited]) -> list[np.ndarray]:
+    def code(self, extras: list[np.ndarray], stores: Sequence[Visited | Runs]) -> list[np.ndarray]:
         """The indices of the other words `extras` (values not seen before are added)."""
         out = []
         for w, x in enumerate(extras):
@@ -353,7 +361,7 @@ def _code_dtype(size: int) -> np.dtype:
     return np.dtype(np.uint8 if size <= 2**8 else np.uint16 if size <= 2**16 else np.uint32)
 
 
-def _grown(a: np.ndarray, size: int) -> np.ndarray:
+def grown(a: np.ndarray, size: int) -> np.ndarray:
     """`a` with room for `size` elements, in place when `a` owns its memory."""
     if a.flags.owndata and a.base is None:
         a.resize(size, refcheck=False)
