@@ -434,7 +434,7 @@ class Search:
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
             nxt.parents.clear()
             nxt.iids.clear()
-        self.visited.merge(keys.sort_key, keys.extras)
+        self.visited.merge(keys.sort_key, keys.extras, pool=self.pool, ways=self.workers)  # the workers are idle
         self._fit()
         if self.properties and len(level):
             self.levels.append(level.words())

@@ -16,6 +16,7 @@ positions a search gave. A level's keys, while its chunks add to them, are a few
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from typing import Sequence
 
 import numpy as np
@@ -203,8 +204,10 @@ class Visited:
         """Store other word w (coded: kmc/engines/vector/keyset.py:WordCodes) in a wider dtype."""
         self._extras[w] = self._extras[w].astype(dtype)
 
-    def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray | None = None) -> None:
-        """Add new keys (in sort-key order, with the positions `find` gave, or None)."""
+    def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray | None = None,
+              pool: Executor | None = None, ways: int = 1) -> None:
+        """Add new keys (in sort-key order, with the positions `find` gave, or None); with a
+        pool, its threads each move `ways`-th of the arrays (numpy lets go of the GIL)."""
         m = len(sort_key)
         if m == 0:
             return
@@ -222,7 +225,12 @@ class Visited:
             return
         if pos is None:
             pos = np.searchsorted(self.sort_key, sort_key)
-        _insert([self._sort_key, *self._extras], self.n, [sort_key, *extras], pos)
+        arrays, news = [self._sort_key, *self._extras], [sort_key, *extras]
+        if pool is None or ways < 2:
+            _insert(arrays, self.n, news, pos)
+        else:
+            n, at = self.n, pos
+            list(pool.map(lambda k: _insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
         self.n = need
 
 
