@@ -63,7 +63,7 @@ class LevelKeys(Runs):
         sorted_words = []
         for w in range(len(self.words)):
             sorted_words.append(self.words[w][place])
-            self.words[w] = self.words[w][:0]
+            self.words[w] = np.zeros(0, dtype=self.words[w].dtype)  # a word at a time: the peak holds one twice
         return Visited.holding(self.fmt, run.sort_key, [*sorted_words, place])
 
     def _empty(self) -> Visited:
