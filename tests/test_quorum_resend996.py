@@ -51,13 +51,21 @@ def test_ql996_d_without_the_resend_matches_tlc() -> None:
     assert all(verdicts(result).values())
 
 
+# TLC (ql996-h, -lncheck final): 14,022 distinct, 50,449 generated, depth 35 with and without
+# the resend; EventuallyLeaderElected violated both ways (TLC's lasso (14, 0)); without the
+# resend the six properties of ql996-h-hold.cfg hold
+TLC_H = (14_022, 35)
+
+
 def test_two_servers_never_enable_the_resend() -> None:
-    # the same graph both ways: the resend takes no step (generated equal); 14,022 distinct,
-    # 39,787 generated, depth 35 are a regression pin (TLC's ql996-h runs: tlc-quorum.md)
     with_resend, without = run_h(True), run_h(False)
-    assert figures(with_resend) == figures(without) == (14_022, 39_787, 35)
+    for result in (with_resend, without):
+        distinct, generated, depth = figures(result)
+        assert (distinct, depth) == TLC_H
+        assert generated == 39_787  # regression pin: TLC 50,449 (a step per true disjunct of a guard)
+        assert (lasso(result, ELE), lasso(result, NSP1)) == ((8, 0), (21, 0))  # regression pin
+    # the same graph both ways: the resend takes no step (generated equal)
+    assert figures(with_resend) == figures(without)
     assert verdicts(with_resend) == verdicts(without)
     violated = {name for name, holds in verdicts(without).items() if not holds}
     assert violated == {ELE, NSP1}  # the bound's: every -within-epochs form holds
-    for result in (with_resend, without):
-        assert (lasso(result, ELE), lasso(result, NSP1)) == ((8, 0), (21, 0))  # regression pin
