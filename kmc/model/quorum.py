@@ -18,8 +18,8 @@ quorum_liveness.py (kip853) and quorum_liveness996.py (kip996); the state in quo
 quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC, safety and liveness. --no-check-quorum (kip853),
---no-resend-begin-quorum-epoch and --no-follower-rejects-pre-vote (kip996) take out the fixes the
-specifications' history names.
+--no-resend-begin-quorum-epoch (both modes) and --no-follower-rejects-pre-vote (kip996) take out
+the fixes the specifications' history names.
 """
 
 from __future__ import annotations
