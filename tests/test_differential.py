@@ -72,11 +72,11 @@ def test_the_three_interpretations_agree(name: str, settings: dict[str, Any]) ->
 
 def test_the_default_cases_cover_every_mode_choice_and_switch() -> None:
     """5 + 1 replication (with truncate_to_end_offset), 3 x 4 acks x 2 fetch, 2 idempotence,
-    2 x 2 transactions (with end_txn_in_flight), 3 kraft, 10 quorum (kip853: 2 without
+    2 x 2 transactions (with end_txn_in_flight), 3 kraft, 14 quorum (kip853: 2 without
     --test-liveness, with and without --no-check-quorum, 4 with it, crossed with
-    --no-resend-begin-quorum-epoch; kip996: 4, with and without --test-liveness, crossed with
-    --no-follower-rejects-pre-vote)."""
-    assert len(CASES) == 10 + 24 + 2 + 4 + 3 + 10
+    --no-resend-begin-quorum-epoch; kip996: 8, with and without --test-liveness, crossed with
+    --no-follower-rejects-pre-vote and --no-resend-begin-quorum-epoch)."""
+    assert len(CASES) == 10 + 24 + 2 + 4 + 3 + 14
 
 
 def states_for(model: Model) -> int:

@@ -111,7 +111,8 @@ def test_with_check_quorum_the_partitioned_leader_resigns() -> None:
     (dict(mode="kip996", check_quorum=False), "--no-check-quorum is modelled for --mode kip853 only"),
     (dict(mode="kip853", follower_rejects_pre_vote=False),
      "--no-follower-rejects-pre-vote is modelled for --mode kip996 only"),
-    (dict(mode="kip853", resend_begin_quorum_epoch=False), "--no-resend-begin-quorum-epoch needs --test-liveness"),
+    (dict(mode="kip853", resend_begin_quorum_epoch=False),
+     "--no-resend-begin-quorum-epoch needs --test-liveness in --mode kip853"),
 ])
 def test_bad_combinations_are_refused(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(BadInput, match=message):

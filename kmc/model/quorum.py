@@ -17,9 +17,9 @@ reconfiguration in quorum_reconfig.py, the guards when liveness is tested (--tes
 quorum_liveness.py (kip853) and quorum_liveness996.py (kip996); the state in quorum_state.py, the network in
 quorum_messages.py, the shared transitions in quorum_transitions.py, the way states print in
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
-gives the parity with TLC, safety and liveness. --no-check-quorum and
---no-resend-begin-quorum-epoch (kip853) and --no-follower-rejects-pre-vote (kip996) take out the
-fixes the specifications' history names.
+gives the parity with TLC, safety and liveness. --no-check-quorum (kip853),
+--no-resend-begin-quorum-epoch (both modes) and --no-follower-rejects-pre-vote (kip996) take out
+the fixes the specifications' history names.
 """
 
 from __future__ import annotations
@@ -73,20 +73,19 @@ class Quorum(QuorumLiveness):
 
     def actions(self) -> Sequence[Action]:
         """Next, in the specification's order of disjuncts."""
+        # the fix switches take out the action they name; kip853's ResendBeginQuorumEpochRequest
+        # is enabled only when liveness is tested, kip996's always
+        resend = [self.resend_begin_quorum_epoch_request] if self.settings["resend_begin_quorum_epoch"] and \
+            (self.test_liveness or self.kip996) else []
         if self.kip996:
             return [self.start_new_server, self.change_connectivity, self.restart_with_state, self.crash_lose_state,
                     self.accept_add_voter_request, self.accept_remove_voter_request, self.voter_fetch_timeout,
                     self.voter_election_timeout, self.resigned_election_timeout, self.conclude_pre_vote,
                     self.become_leader, self.handle_client_request, self.check_quorum_resign_prevote,
                     self.handle_pre_vote_request, self.handle_pre_vote_response, self.accept_begin_quorum_request,
-                    self.send_fetch_request, self.handle_fetch_response, self.resend_begin_quorum_epoch_request,
-                    self.reject_fetch_request,
+                    self.send_fetch_request, self.handle_fetch_response, *resend, self.reject_fetch_request,
                     self.diverging_fetch_request, self.accept_fetch_request]
-        # the fix switches take out the action they name; ResendBeginQuorumEpochRequest is
-        # enabled only when liveness is tested
         check_quorum = [self.check_quorum_resign] if self.settings["check_quorum"] else []
-        resend = [self.resend_begin_quorum_epoch_request] if self.test_liveness and \
-            self.settings["resend_begin_quorum_epoch"] else []
         return [self.start_new_server, self.change_network_connectivity, self.restart_with_state,
                 self.crash_lose_state, self.accept_add_voter_request, self.accept_remove_voter_request,
                 self.send_request_vote, self.become_leader, self.client_request, *check_quorum,

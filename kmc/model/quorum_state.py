@@ -120,8 +120,9 @@ class QuorumState(Model):
                "still bounds elections"),
         Option("check_quorum", True, "kip853: a leader resigns when too few members fetch from it (CheckQuorumResign; "
                "--no-check-quorum: never)"),
-        Option("resend_begin_quorum_epoch", True, "with --test-liveness: a leader resends a lost BeginQuorumEpoch "
-               "(ResendBeginQuorumEpochRequest; --no-resend-begin-quorum-epoch: never)"),
+        Option("resend_begin_quorum_epoch", True, "a leader resends a lost BeginQuorumEpoch "
+               "(ResendBeginQuorumEpochRequest: kip853 with --test-liveness, kip996 always; "
+               "--no-resend-begin-quorum-epoch: never)"),
         Option("follower_rejects_pre_vote", True, "kip996: a follower that has fetched from its leader in its epoch "
                "refuses pre-votes (GrantPreVote; --no-follower-rejects-pre-vote: it grants them as others do)"),
     )
@@ -146,14 +147,13 @@ class QuorumState(Model):
     def _validate_liveness(self) -> None:
         """The fix switches of each mode."""
         s = self.settings
-        for name, mode in (("check_quorum", "kip853"), ("resend_begin_quorum_epoch", "kip853"),
-                           ("follower_rejects_pre_vote", "kip996")):
+        for name, mode in (("check_quorum", "kip853"), ("follower_rejects_pre_vote", "kip996")):
             if not s[name] and s["mode"] != mode:
                 raise BadInput(f"--no-{name.replace('_', '-')} is modelled for --mode {mode} only "
                                f"(got --mode {s['mode']})")
-        if not s["resend_begin_quorum_epoch"] and not s["test_liveness"]:
-            raise BadInput("--no-resend-begin-quorum-epoch needs --test-liveness (the resend is an action only "
-                           "when liveness is tested)")
+        if not s["resend_begin_quorum_epoch"] and s["mode"] == "kip853" and not s["test_liveness"]:
+            raise BadInput("--no-resend-begin-quorum-epoch needs --test-liveness in --mode kip853 (the resend is "
+                           "an action there only when liveness is tested)")
 
     # -- layout ------------------------------------------------------------------------
 
