@@ -2,7 +2,7 @@
 lemmas and liveness properties' predicates included) answers the same under the scalar, vector and z3 interpretations, on the
 initial states, states drawn uniformly in range and states met on random walks.
 
-The default suite runs every mode, choice and switch of every model at the default bounds (45
+The default suite runs every mode, choice and switch of every model at the default bounds (57
 combinations, 300 states each, 100 for the models with over 50 action instances, kraft and quorum,
 whose 300 took 10 to 26 s each under load; fixed seeds); the slow sweep
 runs the contract check's 412 combinations (int options one at a time at min, default and
