@@ -89,8 +89,8 @@ class NextLevel:
 
     def __init__(self, search: Search):
         self.placed = search.coded_levels
-        self.keys: Runs = LevelKeys(search.fmt, search.codes) if search.codes is not None and self.placed \
-            else Runs(search.fmt, search.codes)
+        codes = search.codes if self.placed else None  # (coded levels have codes)
+        self.keys: Runs = LevelKeys(search.fmt, codes) if codes is not None else Runs(search.fmt, search.codes)
         self.size = 0
         self.words: list[np.ndarray] = []  # per chunk: words x states kept (levels held as words)
         self.parents: list[np.ndarray] = []
@@ -474,12 +474,13 @@ class Search:
         if held < self.limits.memory_limit // 4:
             return  # too little left in memory to be worth a run on disk: go on over the limit
         spill.spills += 1
-        root = self.checkpoint.directory if self.checkpoint is not None else None
-        kept = root is not None and sum(size for _, size in self.in_memory) == len(self.visited)
-        if root is not None and kept:  # the checkpoint holds every level in memory: its files are the runs
+        # the checkpoint's directory when it holds every level in memory: its files are the runs
+        kept = self.checkpoint.directory if self.checkpoint is not None and \
+            sum(size for _, size in self.in_memory) == len(self.visited) else None
+        if kept is not None:
             for number, size in self.in_memory:
                 if size:
-                    spill.keep(checkpoint.kept_keys(root, number, size, self.fmt))
+                    spill.keep(checkpoint.kept_keys(kept, number, size, self.fmt))
         else:
             spill.add_run(self.visited)
 
@@ -487,8 +488,8 @@ class Search:
             """Array `name` of level `number`, on disk: as the checkpoint keeps it, or saved by the spill."""
             if isinstance(a, np.memmap):
                 return a
-            if kept and root is not None and name != "frontier-words":
-                return checkpoint.kept_array(root, number, name, len(a))
+            if kept is not None and name != "frontier-words":
+                return checkpoint.kept_array(kept, number, name, len(a))
             return spill.save(a)
 
         self.parents = [on_disk("links-parent", a, n + 2) for n, a in enumerate(self.parents)]
