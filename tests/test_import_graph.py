@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "kmc.engines.checkpoints": 60,  # the manifest the checkpointing engines share
     "kmc.engines.liveness": 60,
     "kmc.engines.result": 60,
+    "kmc.engines.replay": 60,  # a recorded path replayed by the scalar backend (vector, Spark, simulation)
     "kmc.engines.search": 60,
     "kmc.engines.simulation.coverage": 60,
     "kmc.contract": 55,  # the contract check: runs model code under the interpretations (and traces replay)

@@ -37,6 +37,7 @@ from kmc.engines.simulation.streams import draw, walk_keys
 from kmc.engines.result import CheckResult, Progress, Verdict
 from kmc.engines.interface import Limits, ProgressHook
 from kmc.engines.search import Violations, finish
+from kmc.engines.replay import replay_paths
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import Visited, first_occurrences
 from kmc.errors import BadInput
@@ -399,7 +400,7 @@ class Swarm:
         self.seen.merge(sort_key[new], [x[new] for x in extras], pos[new])
 
     def result(self, engine: str = "simulate", extra: Mapping[str, Any] | None = None) -> CheckResult:
-        links = vector.replay_paths(self.model, self.paths, "simulation")
+        links = replay_paths(self.model, self.paths, "simulation")
         result = finish(self.model, engine, self.started, self.violations, links.get,
                         distinct=len(self.seen), generated=self.walker_steps, depth=self.deepest + 1,
                         stopped_by=self.stopped_by or "walks")

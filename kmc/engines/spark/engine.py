@@ -63,7 +63,7 @@ from kmc.engines.search import Violations, finish
 from kmc.engines.spark.session import is_loopback, start, zip_single
 from kmc.errors import BadInput, RunFailed
 from kmc.engines.symmetry import lexmin
-from kmc.engines.vector.engine import replay_paths
+from kmc.engines.replay import replay_paths
 from kmc.model.core import Invariant, Model, State
 
 _SAMPLE = 1024  # ranks per partition per round when selecting the state where --max-states cuts a level

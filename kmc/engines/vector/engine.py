@@ -44,14 +44,14 @@ from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
+from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes
-from kmc.semantics.scalar import ScalarModel
 from kmc.engines.interface import Checkpoint, Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
 from kmc.engines.symmetry import lexmin
-from kmc.errors import BadInput, ReplayError
+from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
 
 U64 = np.uint64
@@ -545,26 +545,6 @@ class Search:
             index = int(self.parents[level - 1][index])
             level -= 1
         return index, path[::-1]
-
-
-def replay_paths(model: Model, paths: dict[State, tuple[State, list[int]]], engine: str
-                 ) -> dict[State, tuple[State, int] | None]:
-    """Parent links along recorded paths (violating state -> (initial state, instance ids)),
-    replayed forward through the scalar backend: every link is a real step."""
-    links: dict[State, tuple[State, int] | None] = {}
-    sm = ScalarModel(model)
-    instances = model.instances()
-    for state, (current, path) in paths.items():
-        links.setdefault(current, None)
-        for iid in path:
-            nxt = sm.step(current, instances[iid])
-            if nxt is None:
-                raise ReplayError(f"{engine} engine: {instances[iid].label} is not enabled on its recorded parent")
-            links.setdefault(nxt, (current, iid))
-            current = nxt
-        if current != state:
-            raise ReplayError(f"{engine} engine: replaying the recorded path does not reach the violating state")
-    return links
 
 
 @dataclass
