@@ -34,7 +34,9 @@ def test_a_spilled_run_is_the_run_in_memory(small_chunks: None, engine: str, nam
     got = check(model, invariants, engine=engine, limits=spilling, search=search, workers=2)
     assert outcome(got) == want  # counts, depth, how it stopped, verdicts and traces
     spill = got.engine_stats["spill"]
-    assert spill["states_on_disk"] <= got.distinct_states and spill["runs"] >= 1 and spill["disk_bytes"] > 0
+    assert spill["states_on_disk"] > 0 and spill["runs"] >= 1 and spill["disk_bytes"] > 0
+    if got.stopped_by != "violation":  # (a violating state's level was found whole before it was checked)
+        assert spill["states_on_disk"] <= got.distinct_states
     assert not Path(spill["directory"]).exists()  # removed when the run ended
 
 

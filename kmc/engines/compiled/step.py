@@ -67,4 +67,7 @@ class CompiledStep(LevelStep):
             rows = self.rows_of(keys)
             return Block(rows.T, rows, np.ascontiguousarray(keys.T)[:, None, :])
 
-        return Candidates(found.keys, found.rank, build, found.enabled, found.stutter)
+        def words(order_rank: np.ndarray) -> np.ndarray:
+            return np.ascontiguousarray(found.keys[:, found.slot[order_rank]])
+
+        return Candidates(found.keys, found.rank, build, words, found.enabled, found.stutter)

@@ -9,7 +9,10 @@ back without pickles: data, never code):
 - `links-parent.npy`, `links-action.npy` (from level 2): each state's parent in the level before
   and the instance that reached it, for counterexamples;
 - `frontier-*.npy`: the level's states in the scalar engine's order (the keys again, coded, or
-  the packed words with --symmetry), and the word dictionaries; kept for the last level only.
+  the packed words with --symmetry), the word dictionaries, and (from level 2) each state of
+  the level before's steps, which give the counts at a violation found in this level
+  (kmc/engines/vector/verdicts.py); kept for the last level only. The frontier's states are
+  checked against the invariants when they are expanded, after `--resume`.
 
 Then the manifest is replaced (kmc/engines/checkpoints.py: the run's identity, the counts, the
 violations found so far, every file's size and SHA-256 under a digest). `--resume` proves the
@@ -33,10 +36,11 @@ from kmc.engines.checkpoints import Layout, level_dir
 from kmc.engines.interface import SearchOptions
 from kmc.engines.vector.keyset import KeyFormat, Visited, WordCodes
 from kmc.engines.vector.levels import Level
+from kmc.engines.vector.verdicts import Expansion
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
-LAYOUT = Layout("vector", 1, "frontier-")
+LAYOUT = Layout("vector", 2, "frontier-")  # 2: the frontier is checked when it is expanded
 _CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
 
@@ -177,7 +181,8 @@ def keep(search: Any, number: int, keys: Visited, level: Level) -> None:
     assert search.checkpoint is not None
     arrays = key_arrays(keys)
     if number > 1:
-        arrays.update({"links-parent": partial(_same, search.parents[-1]), "links-action": partial(_same, search.iids[-1])})
+        arrays.update({"links-parent": partial(_same, search.parents[-1]), "links-action": partial(_same, search.iids[-1]),
+                       "frontier-steps": partial(_same, search.expansion.steps)})
     arrays.update(frontier_arrays(level, search.codes))
     write_level(search.checkpoint.directory, number, arrays, {
         **identity(search.model, search.invariants, search.options, search.fmt),
@@ -220,7 +225,7 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         search.initial = [tuple(int(v) for v in s) for s in m["initial"]]
         search.violations.first = {int(k): tuple(int(v) for v in s) for k, s in m["first"].items()}
         search.violations.counts = {int(k): int(v) for k, v in m["counts"].items()}
-        search.found_at = {tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]}
+        search.found_at.update({tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]})  # shared
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BadInput(f"--resume: {root}: the manifest's counts or violations are malformed ({e!r})") from e
     known = set(search.model.initial_states())
@@ -229,6 +234,13 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
             or set(search.violations.counts) != {k for k, i in enumerate(search.invariants) if i.report}:
         raise BadInput(f"--resume: {root}: the manifest's initial states or violations are not this model's: "
                        "the run cannot be resumed")
+    if stored.depth > 1:  # the level before the frontier, as its expansion counted its steps
+        steps = stored.array(stored.depth, "frontier-steps", [np.min_scalar_type(search.step.count)], stored.sizes[-2])
+        before = search.generated - int(steps.sum(dtype=np.int64))
+        if before < 0 or (len(steps) and int(steps.max()) > search.step.count):
+            raise BadInput(f"--resume: {level_dir(root, stored.depth)}/frontier-steps.npy: more steps than the run "
+                           "generated: the run cannot be resumed")
+        search.expansion = Expansion(before, np.array(steps))
     search.resumed_at = stored.depth
     search.resumed_states = search.distinct
     return stored.frontier(search.fmt, search.codes if search.coded_levels else None, search.step.packing.words), stored.depth

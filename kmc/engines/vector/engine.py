@@ -47,6 +47,7 @@ from kmc.engines.vector.levels import Level
 from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
+from kmc.engines.vector.verdicts import Expansion, Verdicts, steps_per_state, own_steps
 from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes
 from kmc.engines.interface import Checkpoint, Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
@@ -92,6 +93,8 @@ class NextLevel:
         codes = search.codes if self.placed else None  # (coded levels have codes)
         self.keys: Runs = LevelKeys(search.fmt, codes) if codes is not None else Runs(search.fmt, search.codes)
         self.size = 0
+        self.generated_before = search.generated  # when the level before began to be expanded
+        self.steps: list[np.ndarray] = []  # per chunk of the level before: each state's steps
         self.words: list[np.ndarray] = []  # per chunk: words x states kept (levels held as words)
         self.parents: list[np.ndarray] = []
         self.iids: list[np.ndarray] = []
@@ -136,6 +139,9 @@ class Search:
         self.spills = True  # False while a run is to be handed to another engine (Spark), which stops at the limit
         self.violations = Violations(invariants)
         self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index)
+        self.verdicts = Verdicts(invariants, self.violations, self.found_at, options.keep_going)
+        self.expansion: Expansion | None = None  # of the level before the last (its states' steps)
+        self.stopped_at: tuple[int, int] | None = None  # at a violation: (distinct, generated) up to it
         self.initial: list[State] = []  # level 1, concrete
         self.parents: list[np.ndarray] = []  # per level after the first: parent index
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
@@ -190,24 +196,31 @@ class Search:
             def build(order: np.ndarray) -> Block:
                 return self.step.block(first.rows[order])
 
-            level = self._close(self._accept(self._fresh(self._distinct(lexmin(first.keys), rank), build), rank, 0,
-                                             NextLevel(self), 0), 0)
+            def words(order: np.ndarray) -> np.ndarray:
+                return np.ascontiguousarray(first.keys[order, 0, :].T)
+
+            level = self._close(self._accept(self._fresh(self._distinct(lexmin(first.keys), rank), build, words), rank,
+                                             0, NextLevel(self), 0), 0)
             depth = 1
 
         while level is not None and len(level) and self.stopped_by is None:
             if handoff is not None and self.distinct >= handoff:
+                self._check_unexpanded(level, depth)
                 break
             if limits.max_depth is not None and depth >= limits.max_depth:
                 self.stopped_by = "max-depth"
-                break
-            if (exhausted := self._exhausted(level)) is not None:
+            elif (exhausted := self._exhausted(level)) is not None:
                 self.stopped_by = exhausted
+            if self.stopped_by is not None:
+                self._check_unexpanded(level, depth)
                 break
-            nxt = self._next(level, depth)
+            nxt = self._next(level, depth)  # stopped within the level, the rest of it is checked
             level = None  # expanded: let it go before the next level is merged into the visited set
             level = self._close(nxt, depth)
             if len(level):
                 depth += 1
+            if self.stopped_by not in (None, "violation"):
+                self._check_unexpanded(level, depth)  # what was found of the next level
             if self.progress is not None:
                 self.progress(Progress(depth, self.distinct, self.generated, len(level),
                                        time.perf_counter() - self.started, resumed_states=self.resumed_states))
@@ -217,10 +230,10 @@ class Search:
 
     def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
-        distinct = self.distinct
+        distinct, generated = self.stopped_at or (self.distinct, self.generated)
         links = self._traces()
         result = finish(self.model, self.engine, self.started, self.violations, links.get,
-                        distinct=distinct, generated=self.generated, depth=depth, stopped_by=self.stopped_by,
+                        distinct=distinct, generated=generated, depth=depth, stopped_by=self.stopped_by,
                         symmetry=self.step.symmetry is not None,
                         bytes_per_state=stored / distinct if distinct else None)
         if self.coverage is not None:
@@ -276,13 +289,18 @@ class Search:
 
         for i in range(min(workers, len(starts))):
             expand(i)
+        checked = 0  # the states of `level` checked so far
         for i, start in enumerate(starts):
             if start and (exhausted := self._exhausted()) is not None:
                 self.stopped_by = exhausted
                 break
-            candidates, fresh = ahead.popleft().result()
+            candidates, fresh, states = ahead.popleft().result()
             if workers > 1:
                 expand(i + workers)
+            checked = start + len(states.rows)
+            if self._record(states.bad, states.rows, depth - 1, numbered, start):
+                break
+            nxt.steps.append(states.steps)
             if candidates is not None and self.properties:
                 self.steps.record(self.step, candidates, numbered + start)
             if candidates is not None and self.coverage is not None:
@@ -295,7 +313,52 @@ class Search:
             if workers == 1:
                 expand(i + 1)
         wait(ahead)  # a stopped level: the chunks expanded ahead are dropped, their errors too
-        return nxt
+        if self.stopped_by not in (None, "violation"):
+            self._check_unexpanded(level, depth, checked)
+        return NextLevel(self) if self.stopped_by == "violation" else nxt  # the scalar engine found none of it
+
+    def _check_unexpanded(self, level: Level, depth: int, start: int = 0) -> None:
+        """Check the states of `level` (the depth-th, from `start` on) that the run found and will
+        not expand, as it stops: with N workers, N chunks at a time."""
+        numbered = self.distinct - len(level)
+        size = chunk_states(self.step.count)
+        starts = list(range(start, len(level), size))
+
+        def check(at: int) -> tuple[dict[int, np.ndarray], np.ndarray]:
+            block = self.step.unpack(level.words(at, min(at + size, len(level))))
+            return self._violating(block), block.rows
+
+        ahead = deque(self._submit(True, check, at) for at in starts[:self.workers])
+        for i, at in enumerate(starts):
+            bad, rows = ahead.popleft().result()
+            if i + self.workers < len(starts):
+                ahead.append(self._submit(True, check, starts[i + self.workers]))
+            if self._record(bad, rows, depth - 1, numbered, at):
+                break
+        wait(ahead)
+
+    def _violating(self, block: Block) -> dict[int, np.ndarray]:
+        """Per invariant still pending, the states of `block` that break it (on a worker thread)."""
+        return {k: self.step.violating(block.cols, k) for k in self.violations.pending}
+
+    def _record(self, bad: dict[int, np.ndarray], rows: np.ndarray, level: int, numbered: int, offset: int) -> bool:
+        """Record the violations of a chunk of states (`rows`) of level `level` (0 the initial
+        states; its first state is the run's `numbered`-th), the chunk starting at `offset` in it.
+        True when the run stops at one: then the counts are the scalar engine's at that state."""
+        stop = self.verdicts.record(bad, rows, level, offset)
+        if stop is None:
+            return False
+        self.stopped_by = "violation"
+        index = offset + stop
+        if level == 0:  # the initial states are the steps before it
+            generated = self.model.initial_states().index(tuple(int(v) for v in rows[stop])) + 1
+        else:
+            assert self.expansion is not None
+            first, path = self.path_of(level, index)
+            parent = int(self.parents[level - 1][index])
+            generated = self.expansion.generated_through(parent, own_steps(self.model, self.initial[first], path))
+        self.stopped_at = (numbered + index + 1, generated)
+        return True
 
     def _submit(self, shared: bool, fn: Any, *args: Any) -> Future:
         """`fn(*args)` on a worker thread (`shared`), or here and now."""
@@ -308,22 +371,28 @@ class Search:
             done.set_exception(e)
         return done
 
-    def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Fresh | None]:
-        """The candidates of the states of `level` from `start` to `stop`, and those of their
-        distinct keys that no earlier level holds (on a worker thread, with N workers)."""
-        candidates = self.step.expand(self.step.unpack(level.words(start, stop)), drop_stutter=True)
+    def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Fresh | None, Checked]:
+        """The candidates of the states of `level` from `start` to `stop`, those of their distinct
+        keys that no earlier level holds, and the states checked (on a worker thread, with N workers)."""
+        block = self.step.unpack(level.words(start, stop))
+        bad = self._violating(block)
+        candidates = self.step.expand(block, drop_stutter=True)
+        checked = Checked(bad, block.rows, steps_per_state(candidates, block.size, self.step.count))
         if candidates is None:
-            return None, None
-        return candidates, self._fresh(self._distinct(candidates.canonical, candidates.rank), candidates.build)
+            return None, None, checked
+        build = candidates.build if self.coverage is not None else None  # new states unpacked for coverage only
+        words = None if self.coded_levels else candidates.words
+        return candidates, self._fresh(self._distinct(candidates.canonical, candidates.rank), build, words), checked
 
     def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
         the scalar engine), each with its smallest rank."""
         return first_occurrences(*self.fmt.split(canonical), rank)
 
-    def _fresh(self, distinct: Distinct, build: Any) -> Fresh:
-        """The distinct keys no earlier level holds, their states and the invariants they break:
-        what a worker does for the main thread. It reads the visited set, the runs on disk, the
+    def _fresh(self, distinct: Distinct, build: Callable[[np.ndarray], Block] | None,
+               words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:
+        """The distinct keys no earlier level holds, and their states (`build`) or packed words
+        (`words`) where the run keeps them: what a worker does for the main thread. It reads the visited set, the runs on disk, the
         key filter and the dictionaries, which the main thread only adds to while workers run
         (kmc/engines/vector/keyset.py:WordCodes.lookup); the visited set is read before the runs,
         as a spill adds a run before it empties the set."""
@@ -344,17 +413,16 @@ class Search:
         fresh = np.flatnonzero(~known)  # in sort-key order
         ranks = first[fresh]
         order = argsort_unique(ranks)  # the same, in the scalar engine's order
-        block = build(ranks[order]) if len(order) else None
-        bad = {} if block is None else {k: self.step.violating(block.cols, k) for k in self.violations.pending}
+        block = build(ranks[order]) if build is not None else None
+        packed = words(ranks[order]) if words is not None else None
         late = np.flatnonzero(unknown[fresh])
-        return Fresh(s[fresh], [x[fresh] for x in e], ranks, order, block, bad, late, [x[fresh[late]] for x in raw])
+        return Fresh(s[fresh], [x[fresh] for x in e], ranks, order, block, packed, late, [x[fresh[late]] for x in raw])
 
     def _accept(self, fresh: Fresh, rank: np.ndarray, depth: int, nxt: NextLevel, start: int,
                 stutter: np.ndarray | None = None) -> NextLevel:
         """From a chunk's candidates in no earlier level (`fresh`; `rank`: the ranks of all the
         chunk's candidates; the chunk starts at `start` in its level) drop those an earlier
-        chunk of this level found, apply the invariants and the limits; add the new states to
-        the next level."""
+        chunk of this level found and apply --max-states; add the new states to the next level."""
         s, e = fresh.sort_key, fresh.extras
         if self.codes is not None and len(fresh.late):  # words the dictionaries learn now
             stores: list[Visited | Runs] = [self.visited, nxt.keys]
@@ -372,13 +440,8 @@ class Search:
             return nxt
         order = fresh.order[keep]  # the new keys (indices into s), in the scalar engine's order
         level_rank = fresh.first[order]
-        whole = fresh.block  # the chunk's states in no earlier level; those kept are whole[keep]
-        assert whole is not None
-        size = whole.size
-        cut = self._limit(len(keep), lambda f: whole.rows[keep[f]], _kept(fresh.bad, keep, size, self.violations.pending),
-                          depth, len(nxt))
-        # gathered only where a run needs the states themselves (wide rows: a gather costs)
-        block = whole.head(cut) if len(keep) == size else None
+        cut = self._limit(len(keep), len(nxt))
+        every = cut == len(fresh.order)  # each of the chunk's states in no earlier level is kept
         kept = np.sort(order[:cut])
         placed: list[np.ndarray] = []
         if nxt.placed:  # each new key's position in the level
@@ -396,8 +459,9 @@ class Search:
             if stutter is not None:
                 self.generated += int(np.count_nonzero(stutter <= last))
         count = self.step.count
-        if block is None and (self.coverage is not None or depth == 0 or not self.coded_levels):
-            block = whole.take(keep[:cut])
+        block = None  # the states kept, where the run needs them: the initial states, coverage
+        if fresh.block is not None:
+            block = fresh.block if every else fresh.block.take(keep[:cut])
         if self.coverage is not None:
             assert block is not None
             self.coverage.reached(block.cols)
@@ -410,8 +474,8 @@ class Search:
             nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
             nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
         if not self.coded_levels:
-            assert block is not None
-            nxt.words.append(np.ascontiguousarray(block.keys[:, 0, :].T))  # identity layout: the concrete state
+            assert fresh.words is not None
+            nxt.words.append(fresh.words if every else np.ascontiguousarray(fresh.words[:, keep[:cut]]))
         return nxt
 
     def _close(self, nxt: NextLevel, depth: int) -> Level:
@@ -429,6 +493,9 @@ class Search:
             level = Level.of_words(np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
                                    if nxt.words else np.zeros((self.step.packing.words, 0), dtype=U64))
         nxt.words.clear()
+        self.expansion = Expansion(nxt.generated_before, _concat(nxt.steps, np.min_scalar_type(self.step.count))) \
+            if depth > 0 else None
+        nxt.steps.clear()
         if depth > 0:
             self.parents.append(_concat(nxt.parents, np.int32))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
@@ -499,32 +566,14 @@ class Search:
         self.visited = Visited(self.fmt, None if self.codes is None else list(self.codes.dtypes))
         self.in_memory = []
 
-    def _limit(self, m: int, row: Callable[[int], np.ndarray], bad: dict[int, np.ndarray], depth: int,
-               offset: int) -> int:
-        """How many states of a chunk's m new states (the level's from `offset` on; `row(f)`:
-        the f-th; `bad`: the states violating each invariant still pending) the run keeps: all,
-        or up to the first violation (unless --continue) or to --max-states, as the scalar engine
-        would stop."""
-        cut, full = m, False
+    def _limit(self, m: int, offset: int) -> int:
+        """How many of a chunk's m new states (the level's from `offset` on) the run keeps: all,
+        or up to --max-states, where the scalar engine would stop."""
         known = self.distinct + offset
         if self.limits.max_states is not None and known + m >= self.limits.max_states:
-            cut, full = self.limits.max_states - known, True
-        if bad and m:
-            safety = [int(b[0]) for k, b in bad.items() if not self.invariants[k].report and b.size and b[0] < cut]
-            if safety and not self.options.keep_going:
-                cut = min(safety) + 1
-                self.stopped_by = "violation"
-            for k, b in bad.items():
-                b = b[: np.searchsorted(b, cut)]
-                if b.size:
-                    f = int(b[0])
-                    state = tuple(int(v) for v in row(f))
-                    if k not in self.violations.first:
-                        self.found_at[state] = (depth, offset + f)
-                    self.violations.record_many(k, state, b.size)
-        if full and self.stopped_by is None:
             self.stopped_by = "max-states"
-        return cut
+            return self.limits.max_states - known
+        return m
 
     # -- counterexamples ---------------------------------------------------------------------
 
@@ -551,33 +600,28 @@ class Search:
 class Fresh:
     """A chunk's distinct candidates that no earlier level holds, as a worker found them:
     their keys in sort-key order (other words coded), smallest ranks, the order of their
-    ranks, their states in that order, and per invariant still pending the states (positions
-    in that order) that break it. Keys with a word the dictionaries did not know yet (`late`,
-    positions) keep their raw words for the main thread to code."""
+    ranks, and their states (`block`) or packed words (`words`) in that order where the run
+    keeps them. Keys with a word the dictionaries did not know yet (`late`, positions) keep
+    their raw words for the main thread to code."""
 
     sort_key: np.ndarray
     extras: list[np.ndarray]
     first: np.ndarray
     order: np.ndarray
     block: Block | None
-    bad: dict[int, np.ndarray]
+    words: np.ndarray | None
     late: np.ndarray
     raw: list[np.ndarray]
 
 
-def _kept(bad: dict[int, np.ndarray], keep: np.ndarray, size: int, pending: list[int]) -> dict[int, np.ndarray]:
-    """The violations among the states kept (`keep`: positions, ascending, of a block of `size`),
-    as positions among them, for the invariants still pending."""
-    if len(keep) == size:
-        return {k: b for k, b in bad.items() if k in pending}
-    at = np.full(size, -1, dtype=np.int64)
-    at[keep] = np.arange(len(keep))
-    out = {}
-    for k, b in bad.items():
-        if k in pending:
-            p = at[b]
-            out[k] = p[p >= 0]
-    return out
+@dataclass
+class Checked:
+    """A chunk of a level as a worker expanded it: per invariant still pending, its states that
+    break it (ascending); its states; and each one's steps (kmc/engines/vector/verdicts.py)."""
+
+    bad: dict[int, np.ndarray]
+    rows: np.ndarray
+    steps: np.ndarray
 
 
 def argsort_unique(values: np.ndarray) -> np.ndarray:

@@ -62,12 +62,14 @@ class Block:
 class Candidates:
     """The successors of a block, before deduplication: their canonical keys (words x
     candidates), their ranks (parent index x instances + instance id, ascending within each
-    instance), and `build(ranks)`, the block of the candidates with the given ranks, in
-    that order."""
+    instance), `build(ranks)`, the block of the candidates with the given ranks, in that
+    order, and `words(ranks)`, only their packed words (words x candidates, the identity
+    layout: the states themselves)."""
 
     canonical: np.ndarray
     rank: np.ndarray
     build: Callable[[np.ndarray], Block]
+    words: Callable[[np.ndarray], np.ndarray]
     enabled: np.ndarray  # per instance: the states of the block where it is enabled
     stutter: np.ndarray  # with drop_stutter: the ranks of the successors equal to their parent, left out
 
@@ -180,7 +182,12 @@ class LevelStep:
                     keys[where] = np.take(s.keys, local, axis=0)
             return Block(transpose(rows), rows, keys)
 
-        return Candidates(canonical, rank, build, enabled, stutter)
+        def words(order_rank: np.ndarray) -> np.ndarray:
+            identity = np.concatenate([s.keys[:, 0, :].T for s in found], axis=1)  # words x candidates, as `rank`
+            by_rank = np.argsort(rank)
+            return np.ascontiguousarray(identity[:, by_rank[np.searchsorted(rank, order_rank, sorter=by_rank)]])
+
+        return Candidates(canonical, rank, build, words, enabled, stutter)
 
     def _successors(self, inst: Instance, block: Block, parents: np.ndarray, drop_stutter: bool) -> _Successors:
         k = parents.size
