@@ -2,7 +2,7 @@
 lemmas and liveness properties' predicates included) answers the same under the scalar, vector and z3 interpretations, on the
 initial states, states drawn uniformly in range and states met on random walks.
 
-The default suite runs every mode, choice and switch of every model at the default bounds (57
+The default suite runs every mode, choice and switch of every model at the default bounds (61
 combinations, 300 states each, 100 for the models with over 50 action instances, kraft and quorum,
 whose 300 took 10 to 26 s each under load; fixed seeds); the slow sweep
 runs the contract check's 412 combinations (int options one at a time at min, default and
@@ -72,11 +72,12 @@ def test_the_three_interpretations_agree(name: str, settings: dict[str, Any]) ->
 
 def test_the_default_cases_cover_every_mode_choice_and_switch() -> None:
     """5 + 1 replication (with truncate_to_end_offset), 3 x 4 acks x 2 fetch, 2 idempotence,
-    2 x 2 transactions (with end_txn_in_flight), 3 kraft, 14 quorum (kip853: 2 without
-    --test-liveness, with and without --no-check-quorum, 4 with it, crossed with
-    --no-resend-begin-quorum-epoch; kip996: 8, with and without --test-liveness, crossed with
-    --no-follower-rejects-pre-vote and --no-resend-begin-quorum-epoch)."""
-    assert len(CASES) == 10 + 24 + 2 + 4 + 3 + 14
+    2 x 2 transactions (with end_txn_in_flight), 3 kraft, 18 quorum (kip853: 2 without
+    --test-liveness, with and without --no-check-quorum, 8 with it, crossed with
+    --no-resend-begin-quorum-epoch and --no-dropped-begin-quorum-epoch-processed; kip996: 8, with
+    and without --test-liveness, crossed with --no-follower-rejects-pre-vote and
+    --no-resend-begin-quorum-epoch)."""
+    assert len(CASES) == 10 + 24 + 2 + 4 + 3 + 18
 
 
 def states_for(model: Model) -> int:

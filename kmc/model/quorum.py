@@ -19,7 +19,8 @@ quorum_messages.py, the shared transitions in quorum_transitions.py, the way sta
 quorum_view.py; docs/quorum.md maps every field, action and invariant to the specification and
 gives the parity with TLC, safety and liveness. --no-check-quorum (kip853),
 --no-resend-begin-quorum-epoch (both modes) and --no-follower-rejects-pre-vote (kip996) take out
-the fixes the specifications' history names.
+the fixes the specifications' history names; --no-dropped-begin-quorum-epoch-processed gives kip853
+kip996's Drop, under which the resend's absence shows (quorum_messages.py).
 """
 
 from __future__ import annotations

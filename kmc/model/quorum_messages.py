@@ -79,7 +79,9 @@ class QuorumMessages(QuorumState):
                 for k in range(self.capacity[kind.name]):
                     for name, blank in zip(kind.fields, self.empty(kind)):
                         out[(name, src, dst, k)] = X.ite(cond, blank, getattr(s, name)[src][dst][k])
-        if self.test_liveness and not self.kip996:  # kip853's Drop: the dropped messages join net_messages_processed
+        # kip853's Drop: the dropped messages join net_messages_processed (kip996's, and
+        # --no-dropped-begin-quorum-epoch-processed: they do not)
+        if self.test_liveness and not self.kip996 and self.settings["dropped_begin_quorum_epoch_processed"]:
             for src, dst in ((a, b), (b, a)):
                 out[("bqe_gone", src, dst)] = X.ite(X.and_(cond, s.bqe[src][dst][0] == 1), 1, s.bqe_gone[src][dst])
         return out

@@ -123,6 +123,10 @@ class QuorumState(Model):
         Option("resend_begin_quorum_epoch", True, "a leader resends a lost BeginQuorumEpoch "
                "(ResendBeginQuorumEpochRequest: kip853 with --test-liveness, kip996 always; "
                "--no-resend-begin-quorum-epoch: never)"),
+        Option("dropped_begin_quorum_epoch_processed", True, "kip853 with --test-liveness: Drop records the "
+               "BeginQuorumEpoch requests a cut removes as processed (net_messages_processed), so the resend never "
+               "repeats them; --no-dropped-begin-quorum-epoch-processed: Drop leaves them unrecorded, as kip_996's "
+               "Drop does, the edit under which --no-resend-begin-quorum-epoch has a counterexample"),
         Option("follower_rejects_pre_vote", True, "kip996: a follower that has fetched from its leader in its epoch "
                "refuses pre-votes (GrantPreVote; --no-follower-rejects-pre-vote: it grants them as others do)"),
     )
@@ -145,7 +149,7 @@ class QuorumState(Model):
                            f"--init-cluster-size ({s['init_cluster_size']})")
 
     def _validate_liveness(self) -> None:
-        """The fix switches of each mode."""
+        """The fix switches of each mode, and kip853's Drop."""
         s = self.settings
         for name, mode in (("check_quorum", "kip853"), ("follower_rejects_pre_vote", "kip996")):
             if not s[name] and s["mode"] != mode:
@@ -154,6 +158,13 @@ class QuorumState(Model):
         if not s["resend_begin_quorum_epoch"] and s["mode"] == "kip853" and not s["test_liveness"]:
             raise BadInput("--no-resend-begin-quorum-epoch needs --test-liveness in --mode kip853 (the resend is "
                            "an action there only when liveness is tested)")
+        if not s["dropped_begin_quorum_epoch_processed"]:
+            if s["mode"] != "kip853":
+                raise BadInput("--no-dropped-begin-quorum-epoch-processed is modelled for --mode kip853 only (got "
+                               f"--mode {s['mode']}, whose Drop never records a dropped request as processed)")
+            if not s["test_liveness"]:
+                raise BadInput("--no-dropped-begin-quorum-epoch-processed needs --test-liveness in --mode kip853 "
+                               "(only the resend reads the dropped requests, and it is an action there only when liveness is tested)")
 
     # -- layout ------------------------------------------------------------------------
 
