@@ -130,3 +130,15 @@ def test_replication_mode_variants_keep_the_action_names() -> None:
     assert all(n == common for mode, n in names.items() if mode != "kip320-first-try")
     assert names["kip320-first-try"] == [*common, "follower_truncate"]
     assert Replication(mode="kip320").actions()[4].guard.__name__ == "fenced_leader_inc_high_watermark"
+
+
+def test_a_title_reruns_the_model_with_its_switches_turned_off() -> None:
+    """A run's one-line title (printed above every counterexample) names a switch that is on by
+    default and turned off as --no-name: pasted back, the flags give the same settings."""
+    from kmc.cli.main import main
+    from tests.conftest import build
+
+    model, _ = build("quorum", mode="kip996", resend_begin_quorum_epoch=False)
+    words = model.title().split()
+    assert "--no-resend-begin-quorum-epoch" in words and "--follower-rejects-pre-vote" in words
+    assert main(["check", *words, "--max-depth", "2", "--allow-incomplete", "-q"]) == 0  # every flag of the title is one the CLI takes

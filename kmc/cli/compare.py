@@ -124,9 +124,7 @@ def run_compare(
         columns = [{**r.to_json(), "column": label} for r, label in zip(results, labels)]
         click.echo(json.dumps({"model": name, "modes": columns}, indent=1))
     else:
-        varied = {"mode", *(k for combo in combos for k in combo)}
-        fixed = [w for w in built[0][0].title().split() if w.lstrip("-").split("=")[0].replace("-", "_") not in varied]
-        print_matrix(" ".join(fixed), results, labels)
+        print_matrix(plot.fixed_title(built[0][0].title(), combos), results, labels)
     if plot_path is not None:  # after the verdicts: they are printed whatever happens to the file
         plot.plot(plot_path, plot.fixed_title(built[0][0].title(), combos), results, labels)
     return exit_code(results, flags(limits), allow=allow_incomplete)

@@ -29,7 +29,8 @@ def _cell(v: Verdict) -> tuple[str, str]:
 def fixed_title(title: str, combos: Sequence[dict[str, Any]]) -> str:
     """A model's title without the options the columns vary (the mode, the --matrix ones)."""
     varied = {"mode", *(k for combo in combos for k in combo)}
-    return " ".join(w for w in title.split() if w.lstrip("-").split("=")[0].replace("-", "_") not in varied)
+    return " ".join(w for w in title.split()
+                    if w.lstrip("-").split("=")[0].removeprefix("no-").replace("-", "_") not in varied)
 
 
 def check_path(path: Path) -> None:

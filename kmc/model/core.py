@@ -404,8 +404,10 @@ class Model:
         return {n: str(v) for n, v in zip(self.schema.element_names(), state)}
 
     def title(self) -> str:
-        """The model, its mode and its settings, in one line (as flags)."""
+        """The model, its mode and its settings, in one line (as flags that rerun it): a switch on
+        as --name, one that is on by default and turned off as --no-name."""
         shown = [f"{o.flag}={self.settings[o.name]}" for o in self.options
                  if o.name != "mode" and not isinstance(o.default, bool)]
-        shown += [o.flag for o in self.options if isinstance(o.default, bool) and self.settings[o.name]]
+        shown += [o.flag if self.settings[o.name] else f"--no-{o.flag[2:]}" for o in self.options
+                  if isinstance(o.default, bool) and (self.settings[o.name] or o.default)]
         return " ".join([self.name, f"--mode={self.mode}", *shown])
