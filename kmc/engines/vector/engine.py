@@ -5,15 +5,15 @@ wide keys coded as the visited set codes them (kmc/engines/vector/levels.py), an
 model has, as each instance's guard and effect run on the whole chunk; with `workers` N > 1,
 N threads expand and deduplicate the next N chunks while this one is checked against the
 visited set, since numpy and the compiled kernels release the GIL in their loops; with one
-worker, chunk after chunk in this thread): each chunk is unpacked and goes through the level step
+worker, chunk after chunk in this thread): each chunk is unpacked, the invariants are evaluated
+on its states (kmc/engines/vector/verdicts.py) and it goes through the level step
 (kmc/engines/vector/levelstep.py), every enabled instance on the whole chunk at once, giving
 candidate successors with exact packed keys and their ranks in the scalar engine's order.
 The candidates are deduplicated keeping each key's first occurrence in that order (parent's
 position in its level, then instance id); the keys already visited, or found new by an earlier
 chunk of the same level, are dropped; the rest, in that order, are the chunk's part of the
-next level, and the invariants are evaluated on them. Chunks run in rank order, so the level
-comes out exactly in the scalar engine's order; at its end its keys are merged into the sorted
-visited set. Peak memory is the visited keys and parent links plus two packed levels and one
+next level. Chunks run in rank order, so the level comes out exactly in the scalar engine's
+order; at its end its keys are merged into the sorted visited set. Peak memory is the visited keys and parent links plus two packed levels and one
 chunk's candidates, never a whole level's successors.
 
 Each state keeps its parent's index in the previous level and its instance id; a
