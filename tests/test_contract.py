@@ -305,7 +305,7 @@ def test_a_break_behind_an_option_is_found_by_the_check_over_every_combination()
     assert len(problems) == 1
     assert problems[0].startswith("action bump(k=1) (effect): truth value of state-dependent term")
     assert f"{at_line('planted: option-dependent')} (in effect)" in problems[0]
-    assert problems[0].endswith("[tiny --mode=careless --top=3; 1 more bindings or settings]")  # strict off is not shown
+    assert problems[0].endswith("[tiny --mode=careless --top=3 --no-strict; 1 more bindings or settings]")  # reruns it
 
 
 def test_tracing_clips_concrete_indices_as_the_other_backends() -> None:
