@@ -29,7 +29,6 @@ MAX_DEPTH = [7, 8, 9, 10, 12]
 def chunks_of_50(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vector, "chunk_states", lambda instances: 50)
     monkeypatch.setattr(vector, "_SMALLEST_SHARE", 7)
-    monkeypatch.setattr(vector, "_SHARED_FROM", 0)
 
 
 def _same_as_scalar(limits: Limits, search: SearchOptions, engine: str, workers: int) -> None:

@@ -35,7 +35,6 @@ RUNS = [
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(vector, "_SMALLEST_SHARE", 7)
     monkeypatch.setattr(vector, "_SHARES", 3)
-    monkeypatch.setattr(vector, "_SHARED_FROM", 0)  # every level shared, however small
 
 
 @pytest.mark.parametrize("engine", ["vector", "compiled"])
