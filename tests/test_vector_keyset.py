@@ -189,8 +189,8 @@ def test_coded_words_are_exact_and_widen() -> None:
 def test_level_keys_hold_each_key_once_at_its_position(mix, chunks) -> None:
     """A coded level's keys (LevelKeys: runs of sort keys and positions, the coded words kept
     once by position): each chunk finds exactly the keys an earlier chunk added, through a
-    dictionary outgrowing uint8 mid-level; the merged run is every key sorted, with its coded
-    words and the position it was given."""
+    dictionary outgrowing uint8 mid-level; at the end every key is sorted with the position it
+    was given, and the keys read in the level's order are at those positions."""
     fmt = KeyFormat([64, 64, 20])
     codes = keyset.WordCodes(fmt)
     level = LevelKeys(fmt, codes)
@@ -205,8 +205,8 @@ def test_level_keys_hold_each_key_once_at_its_position(mix, chunks) -> None:
         place = np.arange(len(at), len(at) + len(new), dtype=np.int64)[::-1]  # any order of positions
         level.add(s[new], [*(x[new] for x in coded), place])
         at.update({keys[i]: int(p) for i, p in zip(new.tolist(), place.tolist())})
-    merged = level.merged()
-    *words, place = merged.extras
-    assert len(merged) == len(at) and np.all(np.diff(merged.sort_key.astype(np.float64)) >= 0)
-    got = [tuple(int(w) for w in col) for col in fmt.join(merged.sort_key, codes.decode(words)).T]
-    assert dict(zip(got, place.tolist())) == at
+    sort_key, place, in_order, words = level.in_order()
+    assert len(sort_key) == len(at) and np.all(np.diff(sort_key.astype(np.float64)) >= 0)
+    assert np.array_equal(in_order[place], sort_key)
+    got = [tuple(int(w) for w in col) for col in fmt.join(in_order, codes.decode(words)).T]
+    assert dict(zip(got, range(len(got)))) == at  # each key at the position it was given

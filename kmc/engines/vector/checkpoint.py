@@ -34,7 +34,7 @@ import numpy as np
 from kmc.engines import checkpoints
 from kmc.engines.checkpoints import Layout, level_dir
 from kmc.engines.interface import SearchOptions
-from kmc.engines.vector.keyset import KeyFormat, Visited, WordCodes
+from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.verdicts import Expansion
 from kmc.errors import BadInput
@@ -171,15 +171,17 @@ def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
     return a
 
 
-def key_arrays(keys: Visited) -> Arrays:
-    return {"keys-sort": partial(_same, keys.sort_key), **{f"keys-word-{w}": partial(_same, x)
-                                                           for w, x in enumerate(keys.extras)}}
+def key_arrays(sort_key: np.ndarray, extras: Sequence[New]) -> Arrays:
+    """The files of a level's keys in sort-key order (the other words as arrays, or functions that gather them)."""
+    return {"keys-sort": partial(_same, sort_key), **{f"keys-word-{w}": x if callable(x) else partial(_same, x)
+                                                      for w, x in enumerate(extras)}}
 
 
-def keep(search: Any, number: int, keys: Visited, level: Level) -> None:
-    """Level `number` of `search` (kmc/engines/vector/engine.py:Search, which imports this module), complete and merged, in its --checkpoint-dir."""
+def keep(search: Any, number: int, keys: tuple[np.ndarray, Sequence[New]], level: Level) -> None:
+    """Level `number` of `search` (kmc/engines/vector/engine.py:Search, which imports this module),
+    complete and merged, in its --checkpoint-dir; `keys`: its sort keys, sorted, and other words."""
     assert search.checkpoint is not None
-    arrays = key_arrays(keys)
+    arrays = key_arrays(*keys)
     if number > 1:
         arrays.update({"links-parent": partial(_same, search.parents[-1]), "links-action": partial(_same, search.iids[-1]),
                        "frontier-steps": partial(_same, search.expansion.steps)})

@@ -30,6 +30,7 @@ import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -41,7 +42,7 @@ from kmc.engines.vector import checkpoint
 from kmc.engines.vector.disk import Spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, Runs, Visited, WordCodes, first_occurrences
+from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes, first_occurrences
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
 from kmc.engines.replay import replay_paths
@@ -481,15 +482,15 @@ class Search:
     def _close(self, nxt: NextLevel, depth: int) -> Level:
         """Merge a finished level's keys into the visited set; the level: its keys, sorted, read
         in the order its states were found (or its words, joined)."""
-        keys = nxt.keys.merged()
+        sorted_keys: tuple[np.ndarray, Sequence[New]]  # the level's keys in sort-key order
         if self.coded_levels:
-            assert self.codes is not None
-            *coded, placed = keys.extras
-            keys = Visited.holding(self.fmt, keys.sort_key, coded)
-            order = np.empty(len(placed), dtype=np.int64)
-            order[placed] = np.arange(len(placed))  # the sorted position of the level's i-th state
-            level = Level.of_codes(keys.sort_key, coded, self.fmt, self.codes, order)
+            assert self.codes is not None and isinstance(nxt.keys, LevelKeys)
+            sort_key, place, in_order, coded = nxt.keys.in_order()
+            level = Level.of_codes(in_order, coded, self.fmt, self.codes)
+            sorted_keys = (sort_key, [partial(np.take, x, place) for x in coded])  # gathered a word at a time
         else:
+            keys = nxt.keys.merged()
+            sorted_keys = (keys.sort_key, keys.extras)
             level = Level.of_words(np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
                                    if nxt.words else np.zeros((self.step.packing.words, 0), dtype=U64))
         nxt.words.clear()
@@ -501,13 +502,13 @@ class Search:
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
             nxt.parents.clear()
             nxt.iids.clear()
-        self.visited.merge(keys.sort_key, keys.extras, pool=self.pool, ways=self.workers)  # the workers are idle
+        self.visited.merge(sorted_keys[0], sorted_keys[1], pool=self.pool, ways=self.workers)  # the workers are idle
         self._fit()
         if self.properties and len(level):
             self.levels.append(level.words())
         if self.checkpoint is not None and self.stopped_by is None and len(level):
-            checkpoint.keep(self, depth + 1, keys, level)
-            self.in_memory.append((depth + 1, len(keys)))
+            checkpoint.keep(self, depth + 1, sorted_keys, level)
+            self.in_memory.append((depth + 1, len(level)))
             self.kept_last = depth + 1
         return level
 

@@ -17,13 +17,14 @@ positions a search gave. A level's keys, while its chunks add to them, are a few
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import Sequence
+from typing import Callable, Sequence, Union
 
 import numpy as np
 
 U64 = np.uint64
 _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
+New = Union[np.ndarray, Callable[[], np.ndarray]]  # an array merged in, or a function that makes it
 
 
 def mix(x: np.ndarray) -> np.ndarray:
@@ -204,10 +205,11 @@ class Visited:
         """Store other word w (coded: kmc/engines/vector/keyset.py:WordCodes) in a wider dtype."""
         self._extras[w] = self._extras[w].astype(dtype)
 
-    def merge(self, sort_key: np.ndarray, extras: list[np.ndarray], pos: np.ndarray | None = None,
+    def merge(self, sort_key: np.ndarray, extras: Sequence[New], pos: np.ndarray | None = None,
               pool: Executor | None = None, ways: int = 1) -> None:
-        """Add new keys (in sort-key order, with the positions `find` gave, or None); with a
-        pool, its threads each move `ways`-th of the arrays (numpy lets go of the GIL)."""
+        """Add new keys (in sort-key order, with the positions `find` gave, or None; their other
+        words as arrays or functions that make them); with a pool, its threads each move
+        `ways`-th of the arrays (numpy lets go of the GIL)."""
         m = len(sort_key)
         if m == 0:
             return
@@ -379,12 +381,13 @@ def grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _insert(arrays: list[np.ndarray], n: int, news: list[np.ndarray], pos: np.ndarray) -> None:
+def _insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
     """Insert each of `news` into the sorted first n elements of its array in `arrays` (which
     have room for them), new[i] before a[pos[i]] (pos ascending): each stored element moves up
     by the number of new ones inserted at or below it, a block at a time from the top, so
     nothing is overwritten before it is read. The places are worked out once for all the arrays
-    (a key's sort key and its other words)."""
+    (a key's sort key and its other words). A new array given as a function is made when it is
+    written, one at a time."""
     pos = np.asarray(pos, dtype=np.int64)
     for top in range(n, 0, -_SHIFT_BLOCK):
         low = max(0, top - _SHIFT_BLOCK)
@@ -402,4 +405,4 @@ def _insert(arrays: list[np.ndarray], n: int, news: list[np.ndarray], pos: np.nd
             a[moved] = a[low:top].copy()
     at = pos + np.arange(len(pos), dtype=np.int64)
     for a, new in zip(arrays, news):
-        a[at] = new
+        a[at] = new() if callable(new) else new

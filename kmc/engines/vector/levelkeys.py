@@ -6,8 +6,9 @@ appended chunk by chunk and never moved), and the runs of its binary counter (`R
 the sort key and the position. Merging two runs then moves 16 bytes a key, where it moved the
 sort key, the 46 coded words and the position of a 3-broker kraft key (about 70 bytes), about
 log2(chunks) times a key. A search compares the words where a run's sort key matched, read
-through the position. At the level's end, the words are gathered in sort-key order, one word at
-a time, as the visited set stores them.
+through the position. At the level's end the words stay in the level's order, as the level
+holds them (kmc/engines/vector/levels.py), and the visited set gathers them in sort-key order
+one word at a time as it merges them.
 """
 
 from __future__ import annotations
@@ -55,16 +56,25 @@ class LevelKeys(Runs):
     def widen(self, w: int, dtype: np.dtype) -> None:
         self.words[w] = self.words[w].astype(dtype)
 
-    def merged(self) -> Visited:
-        """Every key sorted, its coded words and its position as the other words (the runs and
-        the words in the level's order are let go)."""
-        run = super().merged()
-        place = run.extras[0]
-        sorted_words = []
-        for w in range(len(self.words)):
-            sorted_words.append(self.words[w][place])
-            self.words[w] = np.zeros(0, dtype=self.words[w].dtype)  # a word at a time: the peak holds one twice
-        return Visited.holding(self.fmt, run.sort_key, [*sorted_words, place])
+    def in_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+        """The level's keys, the runs let go: every sort key, sorted, and its key's position in
+        the level; then the sort keys and the coded words in the level's order."""
+        run = self.merged()
+        sort_key, place = run.sort_key, run.extras[0]
+        level_sort_key = np.empty_like(sort_key)
+        level_sort_key[place] = sort_key
+        words = [_trimmed(w, len(place)) for w in self.words]
+        self.words = []
+        return sort_key, place, level_sort_key, words
 
     def _empty(self) -> Visited:
         return _PlacedRun(self)
+
+
+def _trimmed(a: np.ndarray, size: int) -> np.ndarray:
+    """`a`'s first `size` elements, without the room it was grown with (in place when it owns
+    its memory: a view would keep the whole buffer)."""
+    if a.flags.owndata and a.base is None:
+        a.resize(size, refcheck=False)
+        return a
+    return a[:size].copy()

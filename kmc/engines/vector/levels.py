@@ -5,10 +5,8 @@ A state is its packed words (kmc/engines/vector/packing.py). Wide keys (three wo
 are held as the visited set holds them (kmc/engines/vector/keyset.py): the sort key, and each
 other word as its index in that word's dictionary (`WordCodes`), so a level of 3-broker kraft
 takes about 70 bytes a state instead of its 47 words' 376. The words of a slice of states are
-decoded when the slice is expanded. A level the search has just built holds its keys sorted
-(as it merged them into the visited set) and the order of its states (`order`: the sorted
-position of each state, in the scalar engine's order), not a second copy of its keys. With
---symmetry a level holds the states themselves, not their canonical keys, so it keeps the words.
+decoded when the slice is expanded, a slice of each array. With --symmetry a level holds the
+states themselves, not their canonical keys, so it keeps the words.
 """
 
 from __future__ import annotations
@@ -24,16 +22,15 @@ U64 = np.uint64
 
 class Level:
     """The states of a level: their words (words x states), or their sort keys and coded words,
-    in order or sorted with `order`."""
+    in order."""
 
     def __init__(self, size: int, words: np.ndarray | None = None, coded: tuple[np.ndarray, list[np.ndarray]] | None = None,
-                 fmt: KeyFormat | None = None, codes: WordCodes | None = None, order: np.ndarray | None = None):
+                 fmt: KeyFormat | None = None, codes: WordCodes | None = None):
         self.size = size
         self._words = words
         self._coded = coded
         self._fmt = fmt
         self._codes = codes
-        self._order = order
 
     @classmethod
     def of_words(cls, words: np.ndarray) -> Level:
@@ -41,9 +38,9 @@ class Level:
 
     @classmethod
     def of_codes(cls, sort_key: np.ndarray, extras: list[np.ndarray], fmt: KeyFormat, codes: WordCodes,
-                 order: np.ndarray | None = None) -> Level:
-        """The level of coded keys given in its order, or sorted and read in `order`."""
-        return cls(len(sort_key), coded=(sort_key, extras), fmt=fmt, codes=codes, order=order)
+) -> Level:
+        """The level of coded keys given in its order."""
+        return cls(len(sort_key), coded=(sort_key, extras), fmt=fmt, codes=codes)
 
     def __len__(self) -> int:
         return self.size
@@ -52,7 +49,7 @@ class Level:
         if self._words is not None:
             return [self._words]
         assert self._coded is not None
-        return [self._coded[0], *self._coded[1], *([] if self._order is None else [self._order])]
+        return [self._coded[0], *self._coded[1]]
 
     @property
     def nbytes(self) -> int:
@@ -71,12 +68,7 @@ class Level:
             return [("words", lambda: words)]
         assert self._coded is not None
         sort_key, extras = self._coded
-        ordered = self._ordered
-        return [("sort", lambda: ordered(sort_key)),
-                *((f"word-{w}", lambda x=x: ordered(x)) for w, x in enumerate(extras))]
-
-    def _ordered(self, a: np.ndarray) -> np.ndarray:
-        return a if self._order is None else a[self._order]
+        return [("sort", lambda: sort_key), *((f"word-{w}", lambda x=x: x) for w, x in enumerate(extras))]
 
     def store(self, save: Callable[[str, np.ndarray], np.ndarray]) -> None:
         """Hold each array, in the level's order, where `save` (given its name, as `columns`
@@ -87,7 +79,6 @@ class Level:
             self._words = held["words"]
         elif self._coded is not None:
             self._coded = (held["sort"], [held[f"word-{w}"] for w in range(len(self._coded[1]))])
-            self._order = None
 
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """The packed words (words x states, uint64) of the states from `start` to `stop`."""
@@ -95,5 +86,5 @@ class Level:
             return self._words[:, start:stop]
         assert self._coded is not None and self._fmt is not None and self._codes is not None
         sort_key, extras = self._coded
-        at: slice | np.ndarray = slice(start, stop) if self._order is None else self._order[start:stop]
+        at = slice(start, stop)
         return self._fmt.join(sort_key[at], self._codes.decode([x[at] for x in extras]))
