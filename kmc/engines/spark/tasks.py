@@ -224,7 +224,7 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
             continue
         generated += len(c.rank) + len(c.stutter)  # a step to the parent itself: generated, never new
         s, e, first = first_occurrences(*step.fmt.split(c.canonical), c.rank)
-        packed = c.build(first).keys[:, 0, :] if step.symmetry is not None else None
+        packed = c.words(first).T if step.symmetry is not None else None  # the states, not their canonical keys
         found.append((s, e, first + start * step.count, packed))
     if not found:
         return None, generated

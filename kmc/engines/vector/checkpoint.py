@@ -227,7 +227,7 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         search.initial = [tuple(int(v) for v in s) for s in m["initial"]]
         search.violations.first = {int(k): tuple(int(v) for v in s) for k, s in m["first"].items()}
         search.violations.counts = {int(k): int(v) for k, v in m["counts"].items()}
-        search.found_at.update({tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]})  # shared
+        search.found_at.update({tuple(int(v) for v in st): (int(lv), int(i)) for st, lv, i in m["found_at"]})
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BadInput(f"--resume: {root}: the manifest's counts or violations are malformed ({e!r})") from e
     known = set(search.model.initial_states())

@@ -13,8 +13,9 @@ The candidates are deduplicated keeping each key's first occurrence in that orde
 position in its level, then instance id); the keys already visited, or found new by an earlier
 chunk of the same level, are dropped; the rest, in that order, are the chunk's part of the
 next level. Chunks run in rank order, so the level comes out exactly in the scalar engine's
-order; at its end its keys are merged into the sorted visited set. Peak memory is the visited keys and parent links plus two packed levels and one
-chunk's candidates, never a whole level's successors.
+order; at its end its keys are merged into the sorted visited set. Peak memory is the visited
+keys and parent links plus two packed levels and one chunk's candidates, never a whole level's
+successors.
 
 Each state keeps its parent's index in the previous level and its instance id; a
 counterexample is rebuilt from those and replayed forward from its concrete initial
@@ -137,9 +138,7 @@ class Search:
         self.seen = KeyFilter()  # the visited keys and the next level's so far: most new keys skip their search
         self.spill: Spill | None = None  # past --memory-limit: visited runs, links and levels on disk
         self.spills = True  # False while a run is to be handed to another engine (Spark), which stops at the limit
-        self.violations = Violations(invariants)
-        self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index)
-        self.verdicts = Verdicts(invariants, self.violations, self.found_at, options.keep_going)
+        self.verdicts = Verdicts(invariants, options.keep_going)  # the violations and where they are
         self.expansion: Expansion | None = None  # of the level before the last (its states' steps)
         self.stopped_at: tuple[int, int] | None = None  # at a violation: (distinct, generated) up to it
         self.initial: list[State] = []  # level 1, concrete
@@ -168,6 +167,15 @@ class Search:
                 self.pool.shutdown(cancel_futures=True)
             if self.spill is not None:
                 self.spill.close()
+
+    @property
+    def violations(self) -> Violations:
+        return self.verdicts.violations
+
+    @property
+    def found_at(self) -> dict[State, tuple[int, int]]:
+        """Violating state -> (level, index), the end of its path."""
+        return self.verdicts.found_at
 
     @property
     def distinct(self) -> int:
@@ -290,7 +298,7 @@ class Search:
 
         for i in range(min(workers, len(starts))):
             expand(i)
-        checked = 0  # the states of `level` checked so far
+        checked_to = 0  # the states of `level` checked so far
         for i, start in enumerate(starts):
             if start and (exhausted := self._exhausted()) is not None:
                 self.stopped_by = exhausted
@@ -298,7 +306,7 @@ class Search:
             candidates, fresh, states = ahead.popleft().result()
             if workers > 1:
                 expand(i + workers)
-            checked = start + len(states.rows)
+            checked_to = start + len(states.rows)
             if self._record(states.bad, states.rows, depth - 1, numbered, start):
                 break
             nxt.steps.append(states.steps)
@@ -315,7 +323,7 @@ class Search:
                 expand(i + 1)
         wait(ahead)  # a stopped level: the chunks expanded ahead are dropped, their errors too
         if self.stopped_by not in (None, "violation"):
-            self._check_unexpanded(level, depth, checked)
+            self._check_unexpanded(level, depth, checked_to)
         return NextLevel(self) if self.stopped_by == "violation" else nxt  # the scalar engine found none of it
 
     def _check_unexpanded(self, level: Level, depth: int, start: int = 0) -> None:
@@ -393,8 +401,9 @@ class Search:
     def _fresh(self, distinct: Distinct, build: Callable[[np.ndarray], Block] | None,
                words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:
         """The distinct keys no earlier level holds, and their states (`build`) or packed words
-        (`words`) where the run keeps them: what a worker does for the main thread. It reads the visited set, the runs on disk, the
-        key filter and the dictionaries, which the main thread only adds to while workers run
+        (`words`) where the run keeps them: what a worker does for the main thread. It reads the
+        visited set, the runs on disk, the key filter and the dictionaries, which the main thread
+        only adds to while workers run
         (kmc/engines/vector/keyset.py:WordCodes.lookup); the visited set is read before the runs,
         as a spill adds a run before it empties the set."""
         s, e, first = distinct

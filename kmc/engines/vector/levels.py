@@ -62,7 +62,7 @@ class Level:
 
     def columns(self) -> list[tuple[str, Callable[[], np.ndarray]]]:
         """Its arrays in the level's order, each by name (`words`, or `sort` and `word-W`) and
-        gathered only when called: a checkpoint's frontier files, written one at a time."""
+        given when called: a checkpoint's frontier files, written one at a time."""
         if self._words is not None:
             words = self._words
             return [("words", lambda: words)]

@@ -66,11 +66,10 @@ def own_steps(model: Model, initial: State, path: Sequence[int]) -> int:
 class Verdicts:
     """A run's violations, as the chunks of its levels are checked in order."""
 
-    def __init__(self, invariants: Sequence[Invariant], violations: Violations,
-                 found_at: dict[State, tuple[int, int]], keep_going: bool):
+    def __init__(self, invariants: Sequence[Invariant], keep_going: bool):
         self.invariants = list(invariants)
-        self.violations = violations
-        self.found_at = found_at  # violating state -> (level, index): its path's end
+        self.violations = Violations(invariants)
+        self.found_at: dict[State, tuple[int, int]] = {}  # violating state -> (level, index): its path's end
         self.keep_going = keep_going
 
     def record(self, bad: dict[int, np.ndarray], rows: np.ndarray, level: int, offset: int) -> int | None:
