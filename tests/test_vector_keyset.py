@@ -159,10 +159,11 @@ def test_one_word_keys_merge_by_a_stable_sort(levels) -> None:
         assert visited.sort_key.tolist() == sorted(want)
 
 
-def test_coded_words_are_exact_and_widen() -> None:
+def test_coded_words_are_exact_and_widen(mix) -> None:
     """Wide keys stored with their other words coded (WordCodes): finds and merges agree with a
-    plain set through a dictionary outgrowing uint8 (and so widening what is stored), and the
-    codes decode to the words."""
+    plain set through a dictionary outgrowing uint8 (and so widening what is stored), the
+    codes decode to the words, and a find given the words themselves (the stored codes
+    decoded to compare) finds the same keys."""
     rng = np.random.default_rng(3)
     fmt = KeyFormat([64, 64, 20])
     codes = keyset.WordCodes(fmt)
@@ -176,6 +177,7 @@ def test_coded_words_are_exact_and_widen() -> None:
         found, _ = visited.find(s, coded)
         keys = [tuple(int(w) for w in col) for col in fmt.join(s, e).T]
         assert found.tolist() == [k in held for k in keys]
+        assert visited.find(s, e, codes.decode)[0].tolist() == found.tolist()
         visited.merge(s[~found], [x[~found] for x in coded])
         held |= set(keys)
     assert codes.dtypes[0] == np.uint16 and visited.extras[0].dtype == np.uint16

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from kmc.engines.result import CheckResult
-from kmc.engines.vector.keyset import KeyFormat, Visited
+from kmc.engines.vector.keyset import Decode, KeyFormat, Visited
 
 MAX_RUNS = 4
 _MERGE_BLOCK = 1 << 22  # keys of a run merged at a time
@@ -114,14 +114,15 @@ class Spill:
     def _measure(self) -> None:
         self.bytes = max(self.bytes, sum(f.stat().st_size for f in self.path.iterdir()))
 
-    def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
-        """Whether each of distinct keys given in sort-key order is in a run on disk."""
+    def find(self, sort_key: np.ndarray, extras: list[np.ndarray], decode: Decode | None = None) -> np.ndarray:
+        """Whether each of distinct keys given in sort-key order is in a run on disk (`decode`:
+        as `Visited.find`)."""
         found = np.zeros(len(sort_key), dtype=bool)
         for run in [*self.runs, *self.kept]:
             unsure = np.flatnonzero(~found)
             if not len(unsure):
                 break
-            found[unsure] = run.find(sort_key[unsure], [x[unsure] for x in extras])[0]
+            found[unsure] = run.find(sort_key[unsure], [x[unsure] for x in extras], decode)[0]
         return found
 
     def sort_keys(self) -> list[np.ndarray]:

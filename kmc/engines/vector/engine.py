@@ -407,26 +407,28 @@ class Search:
         (kmc/engines/vector/keyset.py:WordCodes.lookup); the visited set is read before the runs,
         as a spill adds a run before it empties the set."""
         s, e, first = distinct
-        visited = self.visited
-        unknown = np.zeros(len(s), dtype=bool)
-        raw: list[np.ndarray] = []
-        if self.codes is not None:
-            raw = e
-            e, unknown = self.codes.lookup(e)
-        maybe = np.flatnonzero(self.seen.maybe(s) & ~unknown)  # the others are in no earlier level
+        # the stored keys are compared with these keys' own words, the stored codes decoded:
+        # only the keys no earlier level holds are looked up in the dictionaries
+        decode = None if self.codes is None else self.codes.decode
+        maybe = np.flatnonzero(self.seen.maybe(s))  # the others are in no earlier level
         known = np.zeros(len(s), dtype=bool)
-        known[maybe] = visited.find(s[maybe], [x[maybe] for x in e])[0]
+        known[maybe] = self.visited.find(s[maybe], [x[maybe] for x in e], decode)[0]
         spill = self.spill
         if spill is not None:
             unsure = maybe[~known[maybe]]
-            known[unsure] = spill.find(s[unsure], [x[unsure] for x in e])
+            known[unsure] = spill.find(s[unsure], [x[unsure] for x in e], decode)
         fresh = np.flatnonzero(~known)  # in sort-key order
-        ranks = first[fresh]
+        s, e, ranks = s[fresh], [x[fresh] for x in e], first[fresh]
+        late = np.zeros(0, dtype=np.int64)
+        raw: list[np.ndarray] = []  # the words of the keys with a word the dictionaries do not know yet
+        if self.codes is not None:
+            coded, unknown = self.codes.lookup(e)
+            late = np.flatnonzero(unknown)
+            e, raw = coded, [x[late] for x in e]
         order = argsort_unique(ranks)  # the same, in the scalar engine's order
         block = build(ranks[order]) if build is not None else None
         packed = words(ranks[order]) if words is not None else None
-        late = np.flatnonzero(unknown[fresh])
-        return Fresh(s[fresh], [x[fresh] for x in e], ranks, order, block, packed, late, [x[fresh[late]] for x in raw])
+        return Fresh(s, e, ranks, order, block, packed, late, raw)
 
     def _accept(self, fresh: Fresh, rank: np.ndarray, depth: int, nxt: NextLevel, start: int,
                 stutter: np.ndarray | None = None) -> NextLevel:

@@ -25,6 +25,7 @@ U64 = np.uint64
 _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
 New = Union[np.ndarray, Callable[[], np.ndarray]]  # an array merged in, or a function that makes it
+Decode = Callable[[list[np.ndarray]], list[np.ndarray]]  # coded other words to the words themselves
 
 
 def mix(x: np.ndarray) -> np.ndarray:
@@ -171,8 +172,15 @@ class Visited:
     def nbytes(self) -> int:
         return self.sort_key.nbytes + sum(e.nbytes for e in self.extras)
 
-    def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """(found, insertion position) of distinct keys given in sort-key order."""
+    def find(self, sort_key: np.ndarray, extras: list[np.ndarray], decode: Decode | None = None,
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """(found, insertion position) of distinct keys given in sort-key order; with `decode`,
+        their other words are given as they are (not coded) and the stored ones decoded to
+        compare (kmc/engines/vector/keyset.py:WordCodes.decode)."""
+        def stored(at: np.ndarray) -> list[np.ndarray]:
+            words = self.stored(at, len(extras))
+            return words if decode is None else decode(words)
+
         n = self.n
         mine_key = self.sort_key
         pos = np.searchsorted(mine_key, sort_key)
@@ -185,13 +193,13 @@ class Visited:
         same = found.copy()
         hit = np.flatnonzero(found)  # the other words are read only where the sort key is here: a run
         # on disk is read where it holds the key, not at every key searched
-        for mine, theirs in zip(self.stored(at[hit], len(extras)), extras):
+        for mine, theirs in zip(stored(at[hit]), extras):
             same[hit] &= mine == theirs[hit]
         for k in np.flatnonzero(found & ~same).tolist():
             # a stored key shares this sort key: look through every stored key that does
             j = int(pos[k])
             while j < n and mine_key[j] == sort_key[k]:
-                if all(mine[0] == theirs[k] for mine, theirs in zip(self.stored(np.array([j]), len(extras)), extras)):
+                if all(mine[0] == theirs[k] for mine, theirs in zip(stored(np.array([j])), extras)):
                     same[k] = True
                     break
                 j += 1
