@@ -3,6 +3,7 @@ engine; Ctrl-C prints the statistics so far and exits 130 with no output file wr
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -45,6 +46,27 @@ def test_memory_limit_ends_every_engine_cleanly_or_spills(engine: str, request: 
         return  # 5,973: TLC's count (tests/test_replication_verdicts.py)
     assert result.stopped_by == "memory-limit" and result.complete is False
     assert all(v.holds is None for v in result.invariants.values())
+
+
+@pytest.mark.parametrize("engine", ["vector", "compiled"])
+def test_a_stopping_run_says_it_checks_the_states_it_found(engine: str, capsys: pytest.CaptureFixture) -> None:
+    """Past --time-limit the vector engines check the states found and not expanded: the
+    progress reports how many are left, fewer each time, and the printer shows it."""
+    model, invariants = registry.build(*BIG[:1], mode="epoch", replicas=3)
+    reports: list = []
+    result = kmc_check(model, invariants, engine=engine, limits=Limits(time_limit=0.3),
+                       search=SearchOptions(keep_going=True), progress=reports.append)
+    assert result.stopped_by == "time-limit"
+    stopping = [p for p in reports if p.to_check]
+    left = [p.to_check for p in stopping]
+    assert left and left == sorted(left, reverse=True) and left[0] <= result.distinct_states
+    printer = ProgressPrinter("fetch epoch")
+    printer(dataclasses.replace(stopping[0], seconds=5.0))
+    printer(dataclasses.replace(stopping[-1], seconds=5.1))  # within two seconds of the line before: not shown
+    err = capsys.readouterr().err
+    assert err == (f"fetch epoch: stopping: checking the states found and not expanded, {left[0]:,} left, "
+                   f"{err.rsplit(', ', 1)[1]}")
+    assert printer.latest is None  # a stopping report is not a level's
 
 
 def test_time_limit_on_the_command_line(run_kmc, tmp_path: Path) -> None:

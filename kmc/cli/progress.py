@@ -6,7 +6,8 @@ one whose levels are coarse (Spark) one line per level with its figures. Otherwi
 terminal, a rich progress bar: level, states, states/s, memory, and an ETA once the level sizes
 shrink steadily enough to extrapolate; elsewhere (CI logs) a plain line every few seconds.
 Throttled so it never slows the engine down. An engine's own figures (`Progress.figures`) are
-shown as they are, value then name.
+shown as they are, value then name. A run that stops short (a limit) checks the states it found
+and will not expand: it says so, with how many are left, every few seconds.
 `kmc simulate` prints a line per report of the swarm (about one a second) on a terminal, and
 at most one every 10 seconds elsewhere. Ctrl-C prints the statistics of the levels done so far
 (even with --quiet), once, and exits 130 (kmc/cli/main.py prints the interrupt's message);
@@ -55,8 +56,12 @@ class ProgressPrinter:
         self.bar: Any = None
         self.task: Any = None
         self.previous = 0.0  # seconds at the last level (per-level lines)
+        self.checking = False  # a line about the states checked as the run stops was shown
 
     def __call__(self, p: Progress) -> None:
+        if p.to_check:
+            self._stopping(p)
+            return
         self.latest = p
         self.sizes.append(p.frontier)
         if self.quiet or p.seconds < 1.0:
@@ -87,6 +92,22 @@ class ProgressPrinter:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
         self.shown = True
+
+    def _stopping(self, p: Progress) -> None:
+        """A stopping run checks the states it found and will not expand (the vector engines):
+        a line when that begins, then one every few seconds, so that a run past its
+        --time-limit says what it still does."""
+        now = time.monotonic()
+        if self.quiet or p.seconds < 1.0 or (self.checking and now - self.last < 2.0):
+            return
+        self.last, self.checking = now, True
+        line = (f"{self.label}: stopping: checking the states found and not expanded, {p.to_check:,} left, "
+                f"{current_memory_bytes() / 2**20:,.0f} MiB")
+        if self.bar is not None:
+            self.bar.console.print(line)
+        else:
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
 
     def _figures_line(self, p: Progress) -> None:
         mib = current_memory_bytes() / 2**20

@@ -38,6 +38,7 @@ class Progress:
     seconds: float
     figures: dict[str, Any] = field(default_factory=dict)  # an engine's own: name -> value, shown as they are
     resumed_states: int = 0  # loaded from a checkpoint (--resume): not found in `seconds`
+    to_check: int = 0  # stopping: the states found and not expanded still to check before the run ends
 
     @property
     def rate(self) -> float:
@@ -65,6 +66,7 @@ class CheckResult:
     coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/simulation/coverage.py's to_json()
     properties: dict[str, Verdict] = field(default_factory=dict)  # liveness: a lasso trace when violated
     resumed_states: int = 0  # loaded from a checkpoint (--resume): not found in `seconds`
+    to_check: int = 0  # stopping: the states found and not expanded still to check before the run ends
 
     @property
     def states_per_second(self) -> float:

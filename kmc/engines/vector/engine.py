@@ -339,6 +339,9 @@ class Search:
 
         ahead = deque(self._submit(True, check, at) for at in starts[:self.workers])
         for i, at in enumerate(starts):
+            if self.progress is not None:
+                self.progress(Progress(depth, self.distinct, self.generated, len(level),
+                                       time.perf_counter() - self.started, to_check=len(level) - at))
             bad, rows = ahead.popleft().result()
             if i + self.workers < len(starts):
                 ahead.append(self._submit(True, check, starts[i + self.workers]))
