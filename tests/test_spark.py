@@ -129,6 +129,7 @@ def test_cli_runs_the_spark_engine(spark_session: Any, run_kmc: Any) -> None:
 @pytest.mark.parametrize("name,settings,limits", [
     ("fetch", {"mode": "hw"}, dict(limits=Limits(), search=SearchOptions(keep_going=True))),
     ("replication", {"mode": "kip101"}, dict(limits=Limits())),
+    ("replication", {"mode": "kip320"}, dict(limits=Limits(), search=SearchOptions(symmetry=True))),  # canonical keys
     pytest.param("transactions", {"mode": "kip98"}, dict(limits=Limits(), search=SearchOptions(keep_going=True)),
                  marks=SLOW),  # 14 s under load
 ])

@@ -195,7 +195,7 @@ class _Run:
             engine = compiled.Search if self.compiled else vector.Search
             search = engine(self.model, self.invariants, self.limits, self.search, self.progress)
             level, depth = search.explore(handoff=self.threshold)
-            if level is None or not level.size or search.stopped_by is not None:
+            if level is None or not len(level) or search.stopped_by is not None:
                 done = search.result(depth)  # the whole run stayed below --spark-threshold
                 done.engine = "spark"
                 done.engine_stats = {"in_process_levels": depth, "spark_levels": 0, "kernels": self._kernels()}
@@ -316,10 +316,11 @@ class _Run:
             raise RuntimeError("kmc spark engine: the partitions handed over are not one element each")
         self.level_size = len(level)
 
-    def _from_vector(self, search: vector.Search, level: Any, depth: int) -> None:
+    def _from_vector(self, search: vector.Search, keys: np.ndarray, depth: int) -> None:
         """Go on from where the in-process search stopped (below --spark-threshold): its last
-        level, with path ranks rebuilt from its parent links, and its visited keys go to the
-        executors; the violations it found keep their paths as ranks."""
+        level (`keys`: states x layouts x words), with path ranks rebuilt from its parent links,
+        and its visited keys go to the executors; the violations it found keep their paths as
+        ranks."""
         self.initial = search.initial
         self.distinct, self.generated = len(search.visited), search.generated
         self.violations = search.violations
@@ -327,8 +328,8 @@ class _Run:
         ranks = ranks_.initial(len(self.initial), ranks_.words_for(b0))
         for d, (parents, iids) in enumerate(zip(search.parents, search.iids), start=1):
             ranks = ranks_.extend(ranks[parents], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
-        s, e = step.fmt.split(lexmin(level.keys))
-        last = Packed(s, e, ranks, None if step.symmetry is None else level.keys[:, 0, :])
+        s, e = step.fmt.split(lexmin(keys))
+        last = Packed(s, e, ranks, None if step.symmetry is None else keys[:, 0, :])
         extras = list(search.visited.extras)
         if search.codes is not None:  # the vector engine stores wide keys coded: Spark takes them whole
             extras = search.codes.decode(extras)

@@ -182,10 +182,10 @@ class Search:
         """The states found so far, in memory and on disk."""
         return len(self.visited) + (0 if self.spill is None else len(self.spill))
 
-    def explore(self, handoff: int | None = None) -> tuple[Block | None, int]:
+    def explore(self, handoff: int | None = None) -> tuple[np.ndarray | None, int]:
         """Search level by level until the end, a limit, or (with `handoff`) until that many
-        distinct states are known: then the last level and the depth are returned for
-        another engine to go on from (kmc/engines/spark/engine.py)."""
+        distinct states are known: then the last level's keys (states x layouts x words) and
+        the depth are returned for another engine to go on from (kmc/engines/spark/engine.py)."""
         limits = self.limits
         self.spills = handoff is None
         initial = self.model.initial_states()
@@ -232,9 +232,11 @@ class Search:
             if self.progress is not None:
                 self.progress(Progress(depth, self.distinct, self.generated, len(level),
                                        time.perf_counter() - self.started, resumed_states=self.resumed_states))
-        if level is None or handoff is None:  # unpacked only for the engine that goes on: rows are wide
+        if level is None or handoff is None:
             return None, depth
-        return self.step.unpack(level.words()), depth
+        if self.step.symmetry is None:  # a state's one layout: its words (unpacked rows are wide: 3 KB on kraft)
+            return np.ascontiguousarray(level.words().T)[:, None, :], depth
+        return self.step.unpack(level.words()).keys, depth
 
     def result(self, depth: int) -> CheckResult:
         stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
