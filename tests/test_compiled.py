@@ -111,6 +111,26 @@ def test_the_four_interpretations_agree(name: str, settings: dict[str, Any], cou
     assert [str(d) for d in found] == []
 
 
+@pytest.mark.parametrize("name,settings", [("kraft", dict(brokers=3, replication_factor=3, init_isr_size=2)),
+                                           ("replication", dict(mode="kip279", replicas=3))])
+def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, Any]) -> None:
+    """The compiled step's sort keys (a native kernel) are KeyFormat.split's, bit for bit, on
+    keys given whole or as a slice of wider rows (the kernels' candidates are)."""
+    import numpy as np
+
+    from kmc.engines.compiled.step import CompiledStep
+
+    model, invariants = build(name, **settings)
+    step = CompiledStep(model, invariants, False)
+    assert step.packing.words > 1
+    rng = np.random.default_rng(7)
+    keys = rng.integers(-(2**63), 2**63 - 1, size=(step.packing.words, 3001), dtype=np.int64, endpoint=True).view(np.uint64)
+    for words in (keys, keys[:, 5:2000], keys[:, :0]):
+        got, want = step.split(words), step.fmt.split(words)
+        assert np.array_equal(got[0], want[0])
+        assert [(x.dtype, x.tolist()) for x in got[1]] == [(x.dtype, x.tolist()) for x in want[1]]
+
+
 def test_a_kernel_planted_wrong_is_named() -> None:
     """One kernel's IR edited (its first comparison negated: `icmp eq` becomes `icmp ne`) and
     compiled: the differential check names that action family, and only it."""

@@ -41,6 +41,17 @@ class CompiledStep(LevelStep):
                                           [int(v) for v in packing.lo], itemsize)
         function = cache.cached(key, unpack_ir)
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
+        self._sort_keys = None
+        if packing.words > 1:
+            words = packing.words
+
+            def sort_key_ir() -> str:
+                module = cache.new_module(f"kmc sort keys of {words} words")
+                emit.sort_key_kernel(module, words)
+                return str(module)
+
+            sort_keys = cache.cached(cache.generated_fingerprint("sort keys", words), sort_key_ir)
+            self._sort_keys = sort_keys("sort_keys", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, of the step's dtype) packed in words (words x states)."""
@@ -49,6 +60,16 @@ class CompiledStep(LevelStep):
         rows = np.empty((n, self.schema.width), dtype=self.dtype)
         self._unpack(words.ctypes.data, n, self.schema.width, rows.ctypes.data)
         return rows
+
+    def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """`KeyFormat.split`, the sort keys computed natively (one pass instead of numpy's
+        eight over each word)."""
+        if self._sort_keys is None or words.dtype != np.uint64 or words.strides[1] != 8 or not words.shape[1]:
+            return self.fmt.split(words)
+        n = words.shape[1]
+        sort_key = np.empty(n, dtype=np.uint64)
+        self._sort_keys(words.ctypes.data, n, words.strides[0] // 8, sort_key.ctypes.data)
+        return sort_key, [words[w].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
 
     def unpack(self, words: np.ndarray) -> Block:
         rows = self.rows_of(words)

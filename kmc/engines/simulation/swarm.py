@@ -343,7 +343,7 @@ class Swarm:
         words = np.concatenate(self.buffer, axis=1)
         iids = np.concatenate(self.buffer_iids)
         self.buffer, self.buffer_iids = [], []
-        s, e = self.step.fmt.split(words)
+        s, e = self.step.split(words)
         s, e, first = first_occurrences(s, e, np.arange(len(s), dtype=np.int64))
         known, pos = self.seen.find(s, e)
         new = ~known

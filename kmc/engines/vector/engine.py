@@ -401,7 +401,7 @@ class Search:
     def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
         the scalar engine), each with its smallest rank."""
-        return first_occurrences(*self.fmt.split(canonical), rank)
+        return first_occurrences(*self.step.split(canonical), rank)
 
     def _fresh(self, distinct: Distinct, build: Callable[[np.ndarray], Block] | None,
                words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:

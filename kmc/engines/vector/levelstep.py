@@ -123,6 +123,10 @@ class LevelStep:
         cols = transpose(rows)
         return Block(cols, rows, self.pack_all(cols))
 
+    def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(sort key, other words) of keys given as words (kmc/engines/vector/keyset.py:KeyFormat.split)."""
+        return self.fmt.split(words)
+
     def unpack(self, words: np.ndarray) -> Block:
         """The block of the states packed in `words` (words x states, identity layout)."""
         cols = self.packing.unpack_columns(words, self.dtype)
