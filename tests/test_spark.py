@@ -188,6 +188,30 @@ def test_a_dead_jvm_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.Mon
     assert "spark.driver.memory" in line
 
 
+class _WorkerCrash(Exception):
+    """Stands for py4j's Py4JJavaError of a job whose Python worker died (as Spark 4 words it)."""
+
+
+def test_a_dead_python_worker_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An executor's Python worker killed for memory (seen on kraft with 2 partitions) fails the
+    job: kmc says so in one line and names --partitions, exit 1, no traceback."""
+    from kmc.engines.spark import engine as spark_engine
+
+    crash = type("Py4JJavaError", (_WorkerCrash,), {})(
+        "An error occurred while calling o1.collectAndServe.\n: org.apache.spark.SparkException: Job aborted: "
+        "org.apache.spark.SparkException: Python worker exited unexpectedly (crashed).")
+
+    def died(self: object) -> None:
+        raise crash
+
+    monkeypatch.setattr(spark_engine._Run, "__init__", lambda self, *a: None)
+    monkeypatch.setattr(spark_engine._Run, "run", died)
+    rc, out, err = run_kmc("check", "replication", "--engine", "spark", "--no-properties")
+    assert rc == 1 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith("kmc: error: a Spark executor's Python worker died") and "--partitions" in line
+
+
 def test_python_workers_talk_to_the_jvm_over_unix_sockets(spark_session: Any) -> None:
     """Over TCP each task's input reached its Python worker ~40 ms late (docs/spark.md, "Level
     overhead"); --conf can still turn it off."""

@@ -95,6 +95,11 @@ def check(
     try:
         return _Run(model, invariants, limits, search, progress, options).run()
     except Exception as e:
+        if _worker_died(e):
+            resume = " (--resume goes on from the last level written)" if options.checkpoint_dir else ""
+            raise RunFailed("a Spark executor's Python worker died (Python worker exited unexpectedly), most often "
+                            "killed by the system for memory: more --partitions makes each worker hold less, or "
+                            f"give it more memory{resume}") from e
         if not _jvm_gone(e):
             raise
         # the driver's JVM is gone, most often out of heap
@@ -102,6 +107,17 @@ def check(
         raise RunFailed(f"the Spark JVM stopped answering ({type(e).__name__}): its log above says why; "
                           f"java.lang.OutOfMemoryError: Java heap space means more --conf spark.driver.memory "
                           f"(local masters run the executors in the driver's JVM) or spark.executor.memory{resume}") from e
+
+
+def _worker_died(e: Exception) -> bool:
+    """Whether a Spark job failed because a Python worker process ended in the middle of a task
+    (the kernel's OOM killer, a segfault): Spark reports it in a Py4JJavaError's text."""
+    if type(e).__name__ != "Py4JJavaError":
+        return False
+    try:
+        return "Python worker exited unexpectedly" in str(e)
+    except Exception:  # the JVM is gone too: _jvm_gone says so
+        return False
 
 
 def _jvm_gone(e: Exception) -> bool:
