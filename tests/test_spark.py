@@ -168,22 +168,28 @@ class Py4JJavaError(Exception):
         raise ConnectionRefusedError(111, "Connection refused")
 
 
+def _failed_spark_run(run_kmc: Any, monkeypatch: pytest.MonkeyPatch, error: Exception) -> str:
+    """The one line `kmc check --engine spark` prints when its run raises `error` (exit 1, no output)."""
+    from kmc.engines.spark import engine as spark_engine
+
+    def fail(self: object) -> None:
+        raise error
+
+    monkeypatch.setattr(spark_engine._Run, "__init__", lambda self, *a: None)
+    monkeypatch.setattr(spark_engine._Run, "run", fail)
+    rc, out, err = run_kmc("check", "replication", "--engine", "spark", "--no-properties")
+    assert rc == 1 and out == ""
+    [line] = err.strip().splitlines()
+    return line
+
+
 @pytest.mark.parametrize("error", [ConnectionRefusedError(111, "Connection refused"), Py4JJavaError()],
                          ids=["refused", "java-error-of-a-dead-jvm"])
 def test_a_dead_jvm_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     """The JVM of a local master dies on java.lang.OutOfMemoryError (the executors share its
     heap); py4j then sees a refused connection, or a Java error it cannot read: kmc says what
     usually causes it, exit 1."""
-    from kmc.engines.spark import engine as spark_engine
-
-    def jvm_gone(self: object) -> None:
-        raise error
-
-    monkeypatch.setattr(spark_engine._Run, "__init__", lambda self, *a: None)
-    monkeypatch.setattr(spark_engine._Run, "run", jvm_gone)
-    rc, out, err = run_kmc("check", "replication", "--engine", "spark", "--no-properties")
-    assert rc == 1 and out == ""
-    [line] = err.strip().splitlines()
+    line = _failed_spark_run(run_kmc, monkeypatch, error)
     assert line.startswith(f"kmc: error: the Spark JVM stopped answering ({type(error).__name__})")
     assert "spark.driver.memory" in line
 
@@ -195,20 +201,10 @@ class _WorkerCrash(Exception):
 def test_a_dead_python_worker_is_one_line_with_what_to_do(run_kmc, monkeypatch: pytest.MonkeyPatch) -> None:
     """An executor's Python worker killed for memory (seen on kraft with 2 partitions) fails the
     job: kmc says so in one line and names --partitions, exit 1, no traceback."""
-    from kmc.engines.spark import engine as spark_engine
-
     crash = type("Py4JJavaError", (_WorkerCrash,), {})(
         "An error occurred while calling o1.collectAndServe.\n: org.apache.spark.SparkException: Job aborted: "
         "org.apache.spark.SparkException: Python worker exited unexpectedly (crashed).")
-
-    def died(self: object) -> None:
-        raise crash
-
-    monkeypatch.setattr(spark_engine._Run, "__init__", lambda self, *a: None)
-    monkeypatch.setattr(spark_engine._Run, "run", died)
-    rc, out, err = run_kmc("check", "replication", "--engine", "spark", "--no-properties")
-    assert rc == 1 and out == ""
-    [line] = err.strip().splitlines()
+    line = _failed_spark_run(run_kmc, monkeypatch, crash)
     assert line.startswith("kmc: error: a Spark executor's Python worker died") and "--partitions" in line
 
 
