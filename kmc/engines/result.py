@@ -66,7 +66,6 @@ class CheckResult:
     coverage: dict[str, Any] | None = None  # with Limits.coverage: kmc/engines/simulation/coverage.py's to_json()
     properties: dict[str, Verdict] = field(default_factory=dict)  # liveness: a lasso trace when violated
     resumed_states: int = 0  # loaded from a checkpoint (--resume): not found in `seconds`
-    to_check: int = 0  # stopping: the states found and not expanded still to check before the run ends
 
     @property
     def states_per_second(self) -> float:
