@@ -34,10 +34,11 @@ class Limits:
     time_limit: float | None = None  # seconds of search, checked between levels (dfs: every few thousand states)
     memory_limit: int | None = None  # bytes of resident memory, checked with the time (engines that spill go on)
 
-    def exhausted(self, started: float) -> str | None:
+    def exhausted(self, started: float, reserve: float = 0.0) -> str | None:
         """"time-limit" or "memory-limit" once a run must end for them, else None: engines ask
-        between levels, so a run ends cleanly, with the levels it finished."""
-        if self.time_limit is not None and time.perf_counter() - started >= self.time_limit:
+        between levels, so a run ends cleanly, with the levels it finished (`reserve`: the
+        seconds the run still needs once it stops, kept within the time limit)."""
+        if self.time_limit is not None and time.perf_counter() - started + reserve >= self.time_limit:
             return "time-limit"
         if self.memory_limit is not None and current_memory_bytes() >= self.memory_limit:
             return "memory-limit"

@@ -145,6 +145,7 @@ class Search:
         self.parents: list[np.ndarray] = []  # per level after the first: parent index
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
         self.generated = 0
+        self.check_seconds, self.checked_states = 0.0, 0  # the time the workers took to check the states expanded
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if options.coverage else None
         if checkpoint is not None and (self.properties or self.coverage is not None):
@@ -217,7 +218,7 @@ class Search:
                 break
             if limits.max_depth is not None and depth >= limits.max_depth:
                 self.stopped_by = "max-depth"
-            elif (exhausted := self._exhausted(level)) is not None:
+            elif (exhausted := self._exhausted(level, len(level))) is not None:
                 self.stopped_by = exhausted
             if self.stopped_by is not None:
                 self._check_unexpanded(level, depth)
@@ -302,10 +303,12 @@ class Search:
             expand(i)
         checked_to = 0  # the states of `level` checked so far
         for i, start in enumerate(starts):
-            if start and (exhausted := self._exhausted()) is not None:
+            if start and (exhausted := self._exhausted(pending=len(level) - start + nxt.size)) is not None:
                 self.stopped_by = exhausted
                 break
             candidates, fresh, states = ahead.popleft().result()
+            self.check_seconds += states.seconds
+            self.checked_states += len(states.rows)
             if workers > 1:
                 expand(i + workers)
             checked_to = start + len(states.rows)
@@ -325,12 +328,13 @@ class Search:
                 expand(i + 1)
         wait(ahead)  # a stopped level: the chunks expanded ahead are dropped, their errors too
         if self.stopped_by not in (None, "violation"):
-            self._check_unexpanded(level, depth, checked_to)
+            self._check_unexpanded(level, depth, checked_to, then=nxt.size)
         return NextLevel(self) if self.stopped_by == "violation" else nxt  # the scalar engine found none of it
 
-    def _check_unexpanded(self, level: Level, depth: int, start: int = 0) -> None:
+    def _check_unexpanded(self, level: Level, depth: int, start: int = 0, then: int = 0) -> None:
         """Check the states of `level` (the depth-th, from `start` on) that the run found and will
-        not expand, as it stops: with N workers, N chunks at a time."""
+        not expand, as it stops: with N workers, N chunks at a time (`then`: the states to check
+        after these, of the next level, counted in the progress reports)."""
         numbered = self.distinct - len(level)
         size = chunk_states(self.step.count)
         starts = list(range(start, len(level), size))
@@ -343,7 +347,7 @@ class Search:
         for i, at in enumerate(starts):
             if self.progress is not None:
                 self.progress(Progress(depth, self.distinct, self.generated, len(level),
-                                       time.perf_counter() - self.started, to_check=len(level) - at))
+                                       time.perf_counter() - self.started, to_check=len(level) - at + then))
             bad, rows = ahead.popleft().result()
             if i + self.workers < len(starts):
                 ahead.append(self._submit(True, check, starts[i + self.workers]))
@@ -388,10 +392,12 @@ class Search:
     def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Fresh | None, Checked]:
         """The candidates of the states of `level` from `start` to `stop`, those of their distinct
         keys that no earlier level holds, and the states checked (on a worker thread, with N workers)."""
+        began = time.perf_counter()
         block = self.step.unpack(level.words(start, stop))
         bad = self._violating(block)
+        seconds = time.perf_counter() - began
         candidates = self.step.expand(block, drop_stutter=True)
-        checked = Checked(bad, block.rows, steps_per_state(candidates, block.size, self.step.count))
+        checked = Checked(bad, block.rows, steps_per_state(candidates, block.size, self.step.count), seconds)
         if candidates is None:
             return None, None, checked
         build = candidates.build if self.coverage is not None else None  # new states unpacked for coverage only
@@ -533,14 +539,17 @@ class Search:
 
     # -- checkpoints -------------------------------------------------------------------------
 
-    def _exhausted(self, level: Level | None = None) -> str | None:
+    def _exhausted(self, level: Level | None = None, pending: int = 0) -> str | None:
         """What ends the run now, if anything. Past --memory-limit the run goes on (unless it
         is to be handed to another engine): what memory holds of the visited set and the parent
-        links, and `level` (the level about to be expanded, at a level's start), go to disk."""
+        links, and `level` (the level about to be expanded, at a level's start), go to disk.
+        --time-limit keeps time for checking the `pending` states found and not expanded, at
+        the rate this run has checked states so far (`_check_unexpanded` runs as it stops)."""
         limits = self.limits
+        reserve = pending * self.check_seconds / self.checked_states / self.workers if self.checked_states else 0.0
         if not self.spills or limits.memory_limit is None:
-            return limits.exhausted(self.started)
-        if limits.time_limit is not None and time.perf_counter() - self.started >= limits.time_limit:
+            return limits.exhausted(self.started, reserve)
+        if limits.time_limit is not None and time.perf_counter() - self.started + reserve >= limits.time_limit:
             return "time-limit"
         if anonymous_memory_bytes() >= limits.memory_limit:
             self._spill(level)
@@ -639,6 +648,7 @@ class Checked:
     bad: dict[int, np.ndarray]
     rows: np.ndarray
     steps: np.ndarray
+    seconds: float  # to unpack the chunk and check it
 
 
 def argsort_unique(values: np.ndarray) -> np.ndarray:
