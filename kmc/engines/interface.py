@@ -38,11 +38,16 @@ class Limits:
         """"time-limit" or "memory-limit" once a run must end for them, else None: engines ask
         between levels, so a run ends cleanly, with the levels it finished (`reserve`: the
         seconds the run still needs once it stops, kept within the time limit)."""
-        if self.time_limit is not None and time.perf_counter() - started + reserve >= self.time_limit:
+        if self.out_of_time(started, reserve):
             return "time-limit"
         if self.memory_limit is not None and current_memory_bytes() >= self.memory_limit:
             return "memory-limit"
         return None
+
+    def out_of_time(self, started: float, reserve: float = 0.0) -> bool:
+        """Whether a run started at `started` (perf_counter) that needs `reserve` more seconds
+        once it stops is at its --time-limit."""
+        return self.time_limit is not None and time.perf_counter() - started + reserve >= self.time_limit
 
 
 @dataclass(frozen=True, kw_only=True)

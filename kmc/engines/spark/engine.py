@@ -47,7 +47,7 @@ import numpy as np
 
 from kmc.engines.compiled import engine as compiled
 from kmc.engines import checkpoints
-from kmc.engines.spark import parts
+from kmc.engines.spark import failures, parts
 from kmc.engines.spark.defaults import DEFAULT_MASTER, DEFAULT_THRESHOLD
 from kmc.engines.spark import ranks as ranks_
 from kmc.engines.spark import store
@@ -61,7 +61,7 @@ from kmc.engines.result import CheckResult, Progress
 from kmc.engines.interface import Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
 from kmc.engines.spark.session import is_loopback, start, zip_single
-from kmc.errors import BadInput, RunFailed
+from kmc.errors import BadInput
 from kmc.engines.symmetry import lexmin
 from kmc.engines.replay import replay_paths
 from kmc.model.core import Invariant, Model, State
@@ -95,43 +95,10 @@ def check(
     try:
         return _Run(model, invariants, limits, search, progress, options).run()
     except Exception as e:
-        if _worker_died(e):
-            resume = " (--resume goes on from the last level written)" if options.checkpoint_dir else ""
-            raise RunFailed("a Spark executor's Python worker died (Python worker exited unexpectedly), most often "
-                            "killed by the system for memory: more --partitions makes each worker hold less, or "
-                            f"give it more memory{resume}") from e
-        if not _jvm_gone(e):
+        failed = failures.explained(e, options.checkpoint_dir is not None)
+        if failed is None:
             raise
-        # the driver's JVM is gone, most often out of heap
-        resume = " (--resume goes on from the last level written)" if options.checkpoint_dir else ""
-        raise RunFailed(f"the Spark JVM stopped answering ({type(e).__name__}): its log above says why; "
-                          f"java.lang.OutOfMemoryError: Java heap space means more --conf spark.driver.memory "
-                          f"(local masters run the executors in the driver's JVM) or spark.executor.memory{resume}") from e
-
-
-def _worker_died(e: Exception) -> bool:
-    """Whether a Spark job failed because a Python worker process ended in the middle of a task
-    (the kernel's OOM killer, a segfault): Spark reports it in a Py4JJavaError's text."""
-    if type(e).__name__ != "Py4JJavaError":
-        return False
-    try:
-        return "Python worker exited unexpectedly" in str(e)
-    except Exception:  # the JVM is gone too: _jvm_gone says so
-        return False
-
-
-def _jvm_gone(e: Exception) -> bool:
-    """Whether py4j failed because the JVM is no longer there: a refused or broken connection,
-    or a Java error whose text cannot be read back from the JVM any more (one that died out of
-    heap in the middle of a call, writing a checkpoint's Parquet for instance)."""
-    if isinstance(e, ConnectionError) or type(e).__name__ == "Py4JNetworkError":
-        return True
-    if type(e).__name__ == "Py4JJavaError":
-        try:
-            str(e)
-        except Exception:
-            return True
-    return False
+        raise failed from e
 
 
 class _Run:

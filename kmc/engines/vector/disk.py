@@ -28,11 +28,14 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from kmc.engines.result import CheckResult
+from kmc.engines.vector import checkpoint
 from kmc.engines.vector.keyset import Decode, KeyFormat, Visited
+from kmc.engines.vector.levels import Level
 
 MAX_RUNS = 4
 _MERGE_BLOCK = 1 << 22  # keys of a run merged at a time
@@ -137,6 +140,45 @@ class Spill:
         self.runs.clear()
         self.kept.clear()
         self._dir.cleanup()
+
+
+def spill(search: Any, level: Level | None) -> None:
+    """Past --memory-limit: the visited keys `search` (kmc/engines/vector/engine.py:Search) holds
+    in memory as one more run on disk, its parent links and `level` too; with a checkpoint that
+    holds them, its files are mapped instead of written again."""
+    if search.spill is None:
+        search.spill = Spill(search.fmt)
+    disk = search.spill
+    held = (search.visited.nbytes + sum(a.nbytes for a in [*search.parents, *search.iids] if not isinstance(a, np.memmap))
+            + (0 if level is None else level.memory_bytes))
+    assert search.limits.memory_limit is not None
+    if held < search.limits.memory_limit // 4:
+        return  # too little left in memory to be worth a run on disk: go on over the limit
+    disk.spills += 1
+    # the checkpoint's directory when it holds every level in memory: its files are the runs
+    kept = search.checkpoint.directory if search.checkpoint is not None and \
+        sum(size for _, size in search.in_memory) == len(search.visited) else None
+    if kept is not None:
+        for number, size in search.in_memory:
+            if size:
+                disk.keep(checkpoint.kept_keys(kept, number, size, search.fmt))
+    else:
+        disk.add_run(search.visited)
+
+    def on_disk(name: str, a: np.ndarray, number: int) -> np.ndarray:
+        """Array `name` of level `number`, on disk: as the checkpoint keeps it, or saved by the spill."""
+        if isinstance(a, np.memmap):
+            return a
+        if kept is not None and name != "frontier-words":
+            return checkpoint.kept_array(kept, number, name, len(a))
+        return disk.save(a)
+
+    search.parents = [on_disk("links-parent", a, n + 2) for n, a in enumerate(search.parents)]
+    search.iids = [on_disk("links-action", a, n + 2) for n, a in enumerate(search.iids)]
+    if level is not None:
+        level.store(lambda name, a: on_disk(f"frontier-{name}", a, search.kept_last))
+    search.visited = Visited(search.fmt, None if search.codes is None else list(search.codes.dtypes))
+    search.in_memory = []
 
 
 def notes(result: CheckResult) -> list[str]:

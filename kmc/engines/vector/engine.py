@@ -40,7 +40,7 @@ from kmc.engines.simulation.coverage import Coverage
 from kmc.engines.liveness import check as liveness
 from kmc.engines import checkpoints
 from kmc.engines.vector import checkpoint
-from kmc.engines.vector.disk import Spill
+from kmc.engines.vector.disk import Spill, spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes, first_occurrences
@@ -537,7 +537,7 @@ class Search:
     def _fit(self) -> None:
         self.seen.fit([self.visited.sort_key, *([] if self.spill is None else self.spill.sort_keys())])
 
-    # -- checkpoints -------------------------------------------------------------------------
+    # -- limits ------------------------------------------------------------------------------
 
     def _exhausted(self, level: Level | None = None, pending: int = 0) -> str | None:
         """What ends the run now, if anything. Past --memory-limit the run goes on (unless it
@@ -549,48 +549,11 @@ class Search:
         reserve = pending * self.check_seconds / self.checked_states / self.workers if self.checked_states else 0.0
         if not self.spills or limits.memory_limit is None:
             return limits.exhausted(self.started, reserve)
-        if limits.time_limit is not None and time.perf_counter() - self.started + reserve >= limits.time_limit:
+        if limits.out_of_time(self.started, reserve):
             return "time-limit"
         if anonymous_memory_bytes() >= limits.memory_limit:
-            self._spill(level)
+            spill(self, level)
         return None
-
-    def _spill(self, level: Level | None) -> None:
-        """The visited keys in memory as one more run on disk, the parent links and `level` too;
-        with a checkpoint that holds them, its files are mapped instead of written again."""
-        if self.spill is None:
-            self.spill = Spill(self.fmt)
-        spill = self.spill
-        held = (self.visited.nbytes + sum(a.nbytes for a in [*self.parents, *self.iids] if not isinstance(a, np.memmap))
-                + (0 if level is None else level.memory_bytes))
-        assert self.limits.memory_limit is not None
-        if held < self.limits.memory_limit // 4:
-            return  # too little left in memory to be worth a run on disk: go on over the limit
-        spill.spills += 1
-        # the checkpoint's directory when it holds every level in memory: its files are the runs
-        kept = self.checkpoint.directory if self.checkpoint is not None and \
-            sum(size for _, size in self.in_memory) == len(self.visited) else None
-        if kept is not None:
-            for number, size in self.in_memory:
-                if size:
-                    spill.keep(checkpoint.kept_keys(kept, number, size, self.fmt))
-        else:
-            spill.add_run(self.visited)
-
-        def on_disk(name: str, a: np.ndarray, number: int) -> np.ndarray:
-            """Array `name` of level `number`, on disk: as the checkpoint keeps it, or saved by the spill."""
-            if isinstance(a, np.memmap):
-                return a
-            if kept is not None and name != "frontier-words":
-                return checkpoint.kept_array(kept, number, name, len(a))
-            return spill.save(a)
-
-        self.parents = [on_disk("links-parent", a, n + 2) for n, a in enumerate(self.parents)]
-        self.iids = [on_disk("links-action", a, n + 2) for n, a in enumerate(self.iids)]
-        if level is not None:
-            level.store(lambda name, a: on_disk(f"frontier-{name}", a, self.kept_last))
-        self.visited = Visited(self.fmt, None if self.codes is None else list(self.codes.dtypes))
-        self.in_memory = []
 
     def _limit(self, m: int, offset: int) -> int:
         """How many of a chunk's m new states (the level's from `offset` on) the run keeps: all,
