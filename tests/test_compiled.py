@@ -131,6 +131,35 @@ def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, An
         assert [(x.dtype, x.tolist()) for x in got[1]] == [(x.dtype, x.tolist()) for x in want[1]]
 
 
+@pytest.mark.parametrize("name,settings", [("kraft", dict(brokers=3, replication_factor=3, init_isr_size=2)),
+                                           ("replication", dict(mode="kip279", replicas=3))])
+def test_native_first_occurrences_are_first_occurrences(name: str, settings: dict[str, Any]) -> None:
+    """The compiled step's distinct keys (a native hash table) are first_occurrences' exactly:
+    the same keys in the same order, each with its smallest rank, on candidates with many
+    repeats, and with different keys made to share a sort key (settled on the other words)."""
+    import numpy as np
+
+    from kmc.engines.compiled.step import CompiledStep
+    from kmc.engines.vector.keyset import first_occurrences
+
+    model, invariants = build(name, **settings)
+    step = CompiledStep(model, invariants, False)
+    words = step.packing.words
+    rng = np.random.default_rng(11)
+    pool = rng.integers(0, 2**63, size=(words, 400), dtype=np.int64).view(np.uint64)
+    sort_key = step.fmt.split(pool)[0]
+    for a, b in ((0, 1), (2, 3), (2, 4)):  # key b's first word chosen so that its sort key is key a's
+        pool[0, b] ^= sort_key[b] ^ sort_key[a]
+    assert len(set(step.fmt.split(pool)[0].tolist())) == 400 - 3
+    wide = np.zeros((words, 5000), dtype=np.uint64)
+    wide[:, :3001] = pool[:, rng.integers(0, 400, size=3001)]
+    rank = rng.permutation(10_000)[:3001].astype(np.int64)
+    for keys, ranks in ((wide[:, :3001], rank), (wide[:, 17:1017], rank[17:1017])):
+        got, want = step.distinct(keys, ranks), first_occurrences(*step.fmt.split(keys), ranks)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[2], want[2])
+        assert [(x.dtype, x.tolist()) for x in got[1]] == [(x.dtype, x.tolist()) for x in want[1]]
+
+
 def test_a_kernel_planted_wrong_is_named() -> None:
     """One kernel's IR edited (its first comparison negated: `icmp eq` becomes `icmp ne`) and
     compiled: the differential check names that action family, and only it."""

@@ -15,11 +15,13 @@ from typing import Sequence
 
 import numpy as np
 
+from kmc.engines.vector.keyset import Distinct, sorted_distinct
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 from kmc.semantics.compiled import cache, emit
 from kmc.semantics.compiled.kernels import Kernels
+from kmc.semantics.compiled.keys import KeyKernels
 
 
 class CompiledStep(LevelStep):
@@ -41,17 +43,7 @@ class CompiledStep(LevelStep):
                                           [int(v) for v in packing.lo], itemsize)
         function = cache.cached(key, unpack_ir)
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
-        self._sort_keys = None
-        if packing.words > 1:
-            words = packing.words
-
-            def sort_key_ir() -> str:
-                module = cache.new_module(f"kmc sort keys of {words} words")
-                emit.sort_key_kernel(module, words)
-                return str(module)
-
-            sort_keys = cache.cached(cache.generated_fingerprint("sort keys", words), sort_key_ir)
-            self._sort_keys = sort_keys("sort_keys", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
+        self.keys = KeyKernels(packing.words) if packing.words > 1 else None
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, of the step's dtype) packed in words (words x states)."""
@@ -64,12 +56,23 @@ class CompiledStep(LevelStep):
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """`KeyFormat.split`, the sort keys computed natively (one pass instead of numpy's
         eight over each word)."""
-        if self._sort_keys is None or words.dtype != np.uint64 or words.strides[1] != 8 or not words.shape[1]:
+        if self.keys is None or not self.keys.takes(words):
             return self.fmt.split(words)
-        n = words.shape[1]
-        sort_key = np.empty(n, dtype=np.uint64)
-        self._sort_keys(words.ctypes.data, n, words.strides[0] // 8, sort_key.ctypes.data)
-        return sort_key, [words[w].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
+        return self.keys.sort_keys(words), [words[w].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
+
+    def distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
+        """`LevelStep.distinct`, the first occurrences found natively (kmc/semantics/compiled/keys.py):
+        only the distinct keys' words are gathered and sorted."""
+        if self.keys is None or not self.keys.takes(canonical):
+            return super().distinct(canonical, rank)
+        sort_key = self.keys.sort_keys(canonical)
+        at = self.keys.first(canonical, sort_key, rank)
+
+        def gather(order: np.ndarray) -> list[np.ndarray]:
+            taken = at[order]
+            return [canonical[w][taken].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
+
+        return sorted_distinct(sort_key[at], gather, rank[at])
 
     def unpack(self, words: np.ndarray) -> Block:
         rows = self.rows_of(words)

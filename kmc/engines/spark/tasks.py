@@ -223,7 +223,7 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
         if c is None:
             continue
         generated += len(c.rank) + len(c.stutter)  # a step to the parent itself: generated, never new
-        s, e, first = first_occurrences(*step.split(c.canonical), c.rank)
+        s, e, first = step.distinct(c.canonical, c.rank)
         packed = c.words(first).T if step.symmetry is not None else None  # the states, not their canonical keys
         found.append((s, e, first + start * step.count, packed))
     if not found:

@@ -43,7 +43,7 @@ from kmc.engines.vector import checkpoint
 from kmc.engines.vector.disk import Spill, spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes, first_occurrences
+from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
 from kmc.engines.replay import replay_paths
@@ -407,7 +407,7 @@ class Search:
     def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
         the scalar engine), each with its smallest rank."""
-        return first_occurrences(*self.step.split(canonical), rank)
+        return self.step.distinct(canonical, rank)
 
     def _fresh(self, distinct: Distinct, build: Callable[[np.ndarray], Block] | None,
                words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:

@@ -118,6 +118,19 @@ def first_occurrences(sort_key: np.ndarray, extras: list[np.ndarray], rank: np.n
     return s[first], [x[first] for x in e], np.minimum.reduceat(order if rank is None else rank[order], first)
 
 
+def sorted_distinct(sort_key: np.ndarray, gather: Callable[[np.ndarray], list[np.ndarray]], rank: np.ndarray
+                    ) -> Distinct:
+    """Distinct keys given in any order (their sort keys; `gather(at)`: the other words of the
+    keys at positions `at`; their ranks) in `first_occurrences`' order: by sort key, and keys
+    that share a sort key by their other words."""
+    order, s = _argsort(sort_key)
+    e, r = gather(order), rank[order]
+    if len(s) > 1 and e and bool((s[1:] == s[:-1]).any()):
+        order = np.lexsort([*reversed(e), s])
+        s, e, r = s[order], [x[order] for x in e], r[order]
+    return s, e, r
+
+
 def _argsort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(order, keys[order]): by sorting key * 2**b + index when that fits in 64 bits, which
     numpy does several times faster than an argsort; otherwise by an argsort."""

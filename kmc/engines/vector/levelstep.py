@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kmc.semantics.vector import Vector, level_dtype
-from kmc.engines.vector.keyset import KeyFormat
+from kmc.engines.vector.keyset import Distinct, KeyFormat, first_occurrences
 from kmc.engines.vector.packing import Layout, Packing
 from kmc.engines.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
@@ -126,6 +126,11 @@ class LevelStep:
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """(sort key, other words) of keys given as words (kmc/engines/vector/keyset.py:KeyFormat.split)."""
         return self.fmt.split(words)
+
+    def distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
+        """The distinct keys of candidates (canonical keys, words x candidates; rank: their order
+        in the scalar engine), each with its smallest rank (kmc/engines/vector/keyset.py:first_occurrences)."""
+        return first_occurrences(*self.split(canonical), rank)
 
     def unpack(self, words: np.ndarray) -> Block:
         """The block of the states packed in `words` (words x states, identity layout)."""

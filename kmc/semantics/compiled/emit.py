@@ -463,37 +463,3 @@ def ranges(module: ir.Module, lo: Sequence[int], hi: Sequence[int]) -> None:
         g.global_constant = True
         g.linkage = "internal"
         g.initializer = ir.Constant(ty, [int(x) for x in values])
-
-
-MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # kmc/engines/vector/keyset.py:mix (splitmix64)
-
-
-def sort_key_kernel(module: ir.Module, words: int) -> None:
-    """`sort_keys(K, n, stride, out)`: the sort key of each of n keys of `words` words (word w
-    of key j at K[w * stride + j]): its first word XOR the mix of the others, chained as
-    kmc/engines/vector/keyset.py:KeyFormat.split chains them, bit for bit."""
-    fn, a = _function(module, "sort_keys", ("K", "n", "stride", "out"), lambda x: I64 if x == "stride" else P64)
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    golden, m1, m2 = (c64(v - (1 << 64) if v >= 1 << 63 else v) for v in MIX)  # the same bits, signed
-
-    def mix(x: ir.Value) -> ir.Value:
-        x = b.add(x, golden)
-        x = b.mul(b.xor(x, b.lshr(x, c64(30))), m1)
-        x = b.mul(b.xor(x, b.lshr(x, c64(27))), m2)
-        return b.xor(x, b.lshr(x, c64(31)))
-
-    # word by word over all the keys: each key's chain of mixes waits on itself, the keys' do not
-    def word(w: int, j: ir.Value) -> ir.Value:
-        return b.load(b.gep(a["K"], [b.add(b.mul(c64(w), a["stride"]), j)], inbounds=True))
-
-    def out(j: ir.Value) -> ir.Value:
-        return b.gep(a["out"], [j], inbounds=True)
-
-    with _Loop(b, a["n"], "first") as lj:
-        b.store(mix(word(1, lj.value)), out(lj.value))
-    for w in range(2, words):
-        with _Loop(b, a["n"], f"w{w}") as lj:
-            b.store(mix(b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
-    with _Loop(b, a["n"], "last") as lj:
-        b.store(b.xor(word(0, lj.value), b.load(out(lj.value))), out(lj.value))
-    b.ret_void()

@@ -1,0 +1,157 @@
+"""Native kernels over packed keys of a given width, for any model: sort keys, and the first
+occurrences of a chunk's keys.
+
+A chunk's keys are `words` rows of uint64 (word w of key j at K[w * stride + j]), as the
+successor kernels write them. `sort_keys` computes kmc/engines/vector/keyset.py:KeyFormat.split's
+sort key bit for bit. `first` finds each distinct key's candidate of smallest rank with an
+open-addressing table of the chunk's size, comparing whole keys, so that only the distinct
+keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyset.py:ordered).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from llvmlite import ir
+
+from kmc.semantics.compiled import cache
+from kmc.semantics.compiled.emit import I64, P64, _function, _Loop, c64
+
+MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # kmc/engines/vector/keyset.py:mix (splitmix64)
+_SCALARS = ("n", "stride", "mask", "shift")
+
+
+def _signed(v: int) -> ir.Constant:
+    return c64(v - (1 << 64) if v >= 1 << 63 else v)  # the same bits
+
+
+def sort_key_kernel(module: ir.Module, words: int) -> None:
+    """`sort_keys(K, n, stride, out)`: the sort key of each of n keys of `words` words: its
+    first word XOR the mix of the others, chained as KeyFormat.split chains them."""
+    fn, a = _function(module, "sort_keys", ("K", "n", "stride", "out"), lambda x: I64 if x in _SCALARS else P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    golden, m1, m2 = (_signed(v) for v in MIX)
+
+    def mix(x: ir.Value) -> ir.Value:
+        x = b.add(x, golden)
+        x = b.mul(b.xor(x, b.lshr(x, c64(30))), m1)
+        x = b.mul(b.xor(x, b.lshr(x, c64(27))), m2)
+        return b.xor(x, b.lshr(x, c64(31)))
+
+    # word by word over all the keys: each key's chain of mixes waits on itself, the keys' do not
+    def word(w: int, j: ir.Value) -> ir.Value:
+        return b.load(b.gep(a["K"], [b.add(b.mul(c64(w), a["stride"]), j)], inbounds=True))
+
+    def out(j: ir.Value) -> ir.Value:
+        return b.gep(a["out"], [j], inbounds=True)
+
+    with _Loop(b, a["n"], "first") as lj:
+        b.store(mix(word(1, lj.value)), out(lj.value))
+    for w in range(2, words):
+        with _Loop(b, a["n"], f"w{w}") as lj:
+            b.store(mix(b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
+    with _Loop(b, a["n"], "last") as lj:
+        b.store(b.xor(word(0, lj.value), b.load(out(lj.value))), out(lj.value))
+    b.ret_void()
+
+
+def first_kernel(module: ir.Module, words: int) -> None:
+    """`first(K, n, stride, sk, rank, table, mask, shift, out, found)`: out[0:found] is, for each
+    distinct key among n, the candidate of smallest rank, in the order the keys are first met.
+    `table` (mask + 1 slots, all -1) maps a slot, the top bits of sort key x golden ratio, to a
+    position in `out`; a key whose slot is taken by another key goes on to the next slot. Keys
+    with equal sort keys are compared on words 1..words-1 (equal sort keys and equal other words
+    make word 0 equal)."""
+    fn, a = _function(module, "first", ("K", "n", "stride", "sk", "rank", "table", "mask", "shift", "out", "found"),
+                      lambda x: I64 if x in _SCALARS else P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    distinct = b.alloca(I64, name="distinct")
+    slot = b.alloca(I64, name="slot")
+    b.store(c64(0), distinct)
+
+    def at(array: str, j: ir.Value) -> ir.Value:
+        return b.gep(a[array], [j], inbounds=True)
+
+    def word(w: int, j: ir.Value) -> ir.Value:
+        return b.load(b.gep(a["K"], [b.add(b.mul(c64(w), a["stride"]), j)], inbounds=True))
+
+    with _Loop(b, a["n"], "i") as li:
+        i = li.value
+        key = b.load(at("sk", i))  # sort keys first, then words 1.. (word 0 follows from them)
+        b.store(b.and_(b.lshr(b.mul(key, _signed(MIX[0])), a["shift"]), a["mask"]), slot)
+        probe, empty, taken, same, other = (fn.append_basic_block(x) for x in ("probe", "empty", "taken", "same", "other"))
+        b.branch(probe)
+        b.position_at_end(probe)
+        s = b.load(slot)
+        d = b.load(at("table", s))
+        b.cbranch(b.icmp_signed("<", d, c64(0)), empty, taken)
+
+        b.position_at_end(empty)  # a key not met before in the chunk
+        count = b.load(distinct)
+        b.store(count, at("table", s))
+        b.store(i, at("out", count))
+        b.store(b.add(count, c64(1)), distinct)
+        b.branch(li.next_)
+
+        b.position_at_end(taken)  # the same key, or another in this slot
+        j = b.load(at("out", d))
+        for w in range(0, words):
+            equal = fn.append_basic_block(f"equal{w}")
+            mine, theirs = (key, b.load(at("sk", j))) if w == 0 else (word(w, i), word(w, j))
+            b.cbranch(b.icmp_unsigned("==", mine, theirs), equal, other)
+            b.position_at_end(equal)
+        b.branch(same)
+
+        b.position_at_end(same)  # the key met before: keep the candidate of smaller rank
+        smaller = b.icmp_signed("<", b.load(at("rank", i)), b.load(at("rank", j)))
+        b.store(b.select(smaller, i, j), at("out", d))
+        b.branch(li.next_)
+
+        b.position_at_end(other)  # another key in this slot: the next slot
+        b.store(b.and_(b.add(s, c64(1)), a["mask"]), slot)
+        b.branch(probe)
+    b.store(b.load(distinct), a["found"])
+    b.ret_void()
+
+
+class KeyKernels:
+    """The key kernels for keys of `words` words, compiled once (cached on disk)."""
+
+    def __init__(self, words: int):
+        self.words = words
+
+        def ir_text() -> str:
+            module = cache.new_module(f"kmc keys of {words} words")
+            sort_key_kernel(module, words)
+            first_kernel(module, words)
+            return str(module)
+
+        function = cache.cached(cache.generated_fingerprint("keys", words), ir_text)
+        self._sort_keys = function("sort_keys", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
+        self._first = function("first", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                         ctypes.c_void_p, ctypes.c_void_p])
+
+    def takes(self, keys: np.ndarray) -> bool:
+        """Whether `keys` (words x n) are laid out as the kernels read them."""
+        return keys.dtype == np.uint64 and keys.shape[0] == self.words and keys.strides[1] == 8 and keys.shape[1] > 0
+
+    def sort_keys(self, keys: np.ndarray) -> np.ndarray:
+        n = keys.shape[1]
+        sort_key = np.empty(n, dtype=np.uint64)
+        self._sort_keys(keys.ctypes.data, n, keys.strides[0] // 8, sort_key.ctypes.data)
+        return sort_key
+
+    def first(self, keys: np.ndarray, sort_key: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        """The position of each distinct key's candidate of smallest `rank` (int64), in the
+        order the keys are first met."""
+        n = keys.shape[1]
+        bits = max(2 * n - 1, 1).bit_length()  # at most half the slots taken
+        table = np.full(1 << bits, -1, dtype=np.int64)
+        rank = np.ascontiguousarray(rank, dtype=np.int64)
+        out = np.empty(n, dtype=np.int64)
+        count = np.zeros(1, dtype=np.int64)
+        self._first(keys.ctypes.data, n, keys.strides[0] // 8, sort_key.ctypes.data, rank.ctypes.data,
+                    table.ctypes.data, (1 << bits) - 1, 64 - bits, out.ctypes.data, count.ctypes.data)
+        return out[:int(count[0])]
