@@ -160,6 +160,28 @@ def test_native_first_occurrences_are_first_occurrences(name: str, settings: dic
         assert [(x.dtype, x.tolist()) for x in got[1]] == [(x.dtype, x.tolist()) for x in want[1]]
 
 
+def test_native_dictionary_search_is_word_codes_lookup() -> None:
+    """WordCodes.lookup with the native search gives numpy's indices and unknown keys: words with
+    one value, with more than 256 (uint16 indices), below and above every value known."""
+    import numpy as np
+
+    from kmc.engines.vector.keyset import KeyFormat, WordCodes
+    from kmc.semantics.compiled.keys import KeyKernels
+
+    fmt = KeyFormat([64, 32, 64, 64])
+    codes = WordCodes(fmt)
+    rng = np.random.default_rng(5)
+    known = [np.array([7], dtype=np.uint64), rng.integers(10, 2**32, size=300, dtype=np.uint64),
+             rng.integers(10, 2**63, size=40, dtype=np.uint64)]
+    codes.code([k.astype(dt) for k, dt in zip(known, fmt.extra_dtypes)], [])
+    keys = [rng.choice(k, size=2000).astype(dt) for k, dt in zip(known, fmt.extra_dtypes)]
+    for w, stray in ((0, 3), (1, 5), (1, 2**32 - 1), (2, 2**64 - 1), (2, 0)):
+        keys[w][rng.integers(0, 2000, size=4)] = stray
+    native, plain = codes.lookup(keys, KeyKernels(4).search), codes.lookup(keys)
+    assert np.array_equal(native[1], plain[1]) and 0 < plain[1].sum() < 2000
+    assert [(x.dtype, x[~plain[1]].tolist()) for x in native[0]] == [(x.dtype, x[~plain[1]].tolist()) for x in plain[0]]
+
+
 def test_a_kernel_planted_wrong_is_named() -> None:
     """One kernel's IR edited (its first comparison negated: `icmp eq` becomes `icmp ne`) and
     compiled: the differential check names that action family, and only it."""

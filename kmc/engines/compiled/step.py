@@ -44,6 +44,7 @@ class CompiledStep(LevelStep):
         function = cache.cached(key, unpack_ir)
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
         self.keys = KeyKernels(packing.words) if packing.words > 1 else None
+        self.search = None if self.keys is None else self.keys.search
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, of the step's dtype) packed in words (words x states)."""

@@ -433,7 +433,7 @@ class Search:
         late = np.zeros(0, dtype=np.int64)
         raw: list[np.ndarray] = []  # the words of the keys with a word the dictionaries do not know yet
         if self.codes is not None:
-            coded, unknown = self.codes.lookup(e)
+            coded, unknown = self.codes.lookup(e, self.step.search)
             late = np.flatnonzero(unknown)
             e, raw = coded, [x[late] for x in e]
         order = argsort_unique(ranks)  # the same, in the scalar engine's order

@@ -26,6 +26,8 @@ _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
 New = Union[np.ndarray, Callable[[], np.ndarray]]  # an array merged in, or a function that makes it
 Decode = Callable[[list[np.ndarray]], list[np.ndarray]]  # coded other words to the words themselves
+# words (W x N) and a dictionary per word -> (each word's index in its dictionary, whether a key has a word not there)
+Search = Callable[[np.ndarray, list[tuple[np.ndarray, np.ndarray]]], tuple[np.ndarray, np.ndarray]]
 
 
 def mix(x: np.ndarray) -> np.ndarray:
@@ -361,14 +363,22 @@ class WordCodes:
             out.append(index[pos].astype(self.dtypes[w]))
         return out
 
-    def lookup(self, extras: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+    def lookup(self, extras: list[np.ndarray], search: Search | None = None) -> tuple[list[np.ndarray], np.ndarray]:
         """(the indices of the other words `extras`, whether each key has a word no dictionary
         holds yet): adds nothing, so any thread may call it while one codes. A key with an
-        unknown word is in no store; its indices mean nothing."""
+        unknown word is in no store; its indices mean nothing. `search`: every word looked up
+        in one call (kmc/semantics/compiled/keys.py:KeyKernels.search)."""
+        tables = list(self.tables)  # one snapshot of each word's dictionary
+        if search is not None and extras and len(extras[0]) and all(len(t[0]) for t in tables):
+            words = np.empty((len(extras), len(extras[0])), dtype=U64)
+            for w, x in enumerate(extras):
+                words[w] = x
+            found, missing = search(words, tables)
+            return [found[w].astype(_code_dtype(len(t[0]))) for w, t in enumerate(tables)], missing
         unknown = np.zeros(len(extras[0]) if extras else 0, dtype=bool)
         out: list[np.ndarray] = []
         for x in extras:
-            ascending, index = self.tables[len(out)]  # one snapshot of the word's dictionary
+            ascending, index = tables[len(out)]
             if not len(ascending):
                 unknown[:] = True
                 out.append(np.zeros(len(x), dtype=np.uint8))

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kmc.semantics.vector import Vector, level_dtype
-from kmc.engines.vector.keyset import Distinct, KeyFormat, first_occurrences
+from kmc.engines.vector.keyset import Distinct, KeyFormat, Search, first_occurrences
 from kmc.engines.vector.packing import Layout, Packing
 from kmc.engines.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
@@ -97,6 +97,7 @@ class LevelStep:
         schema = self.schema = model.schema
         self.packing = Packing.for_schema(schema)
         self.fmt = KeyFormat(self.packing.word_bits)
+        self.search: Search | None = None  # a native dictionary search (kmc/engines/vector/keyset.py:WordCodes.lookup)
         self.symmetry = for_model(model, invariants) if symmetry else None
         self.layouts: list[Layout] = (self.symmetry.layouts(self.packing) if self.symmetry
                                       else [self.packing.identity])

@@ -5,7 +5,9 @@ A chunk's keys are `words` rows of uint64 (word w of key j at K[w * stride + j])
 successor kernels write them. `sort_keys` computes kmc/engines/vector/keyset.py:KeyFormat.split's
 sort key bit for bit. `first` finds each distinct key's candidate of smallest rank with an
 open-addressing table of the chunk's size, comparing whole keys, so that only the distinct
-keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyset.py:ordered).
+keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyset.py:sorted_distinct).
+`search` looks every word of a batch of keys up in its dictionary (kmc/engines/vector/keyset.py:WordCodes)
+in one call: a branch-free binary search per word and key.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 from llvmlite import ir
 
 from kmc.semantics.compiled import cache
-from kmc.semantics.compiled.emit import I64, P64, _function, _Loop, c64
+from kmc.semantics.compiled.emit import I8, I64, P64, _function, _Loop, c64
 
 MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # kmc/engines/vector/keyset.py:mix (splitmix64)
 _SCALARS = ("n", "stride", "mask", "shift")
@@ -115,6 +117,52 @@ def first_kernel(module: ir.Module, words: int) -> None:
     b.ret_void()
 
 
+def search_kernel(module: ir.Module) -> None:
+    """`search(X, n, words, asc, idx, sizes, out, unknown, low)`: for word w of key i (X[w * n + i]),
+    its position in word w's sorted values (at address asc[w], sizes[w] of them, at least one)
+    gives out[w * n + i] = idx[w][position]; unknown[i] = 1 where some word is not there.
+    A binary search halves every key's range in one pass over the keys (`low`: n scratch
+    positions), as all of a word's searches take the same steps: the keys' loads overlap."""
+    fn, a = _function(module, "search", ("X", "n", "words", "asc", "idx", "sizes", "out", "unknown", "low"),
+                      lambda x: I8.as_pointer() if x == "unknown" else P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    size = b.alloca(I64, name="size")
+
+    def at(p: ir.Value, j: ir.Value) -> ir.Value:
+        return b.gep(p, [j], inbounds=True)
+
+    with _Loop(b, a["words"], "w") as lw:
+        asc = b.inttoptr(b.load(at(a["asc"], lw.value)), P64)
+        idx = b.inttoptr(b.load(at(a["idx"], lw.value)), P64)
+        keys = at(a["X"], b.mul(lw.value, a["n"]))
+        with _Loop(b, a["n"], "clear") as li:
+            b.store(c64(0), at(a["low"], li.value))
+        b.store(b.load(at(a["sizes"], lw.value)), size)
+        head, halve, done = (fn.append_basic_block(f"search.{part}") for part in ("head", "halve", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        left = b.load(size)
+        b.cbranch(b.icmp_signed(">", left, c64(1)), halve, done)
+        b.position_at_end(halve)
+        half = b.lshr(left, c64(1))
+        with _Loop(b, a["n"], "i") as li:
+            lo = b.load(at(a["low"], li.value))
+            middle = b.add(lo, half)
+            below = b.icmp_unsigned("<=", b.load(at(asc, middle)), b.load(at(keys, li.value)))
+            b.store(b.select(below, middle, lo), at(a["low"], li.value))
+        b.store(b.sub(left, half), size)
+        b.branch(head)
+        b.position_at_end(done)
+        with _Loop(b, a["n"], "found") as li:
+            lo = b.load(at(a["low"], li.value))
+            b.store(b.load(at(idx, lo)), at(b.gep(a["out"], [b.mul(lw.value, a["n"])], inbounds=True), li.value))
+            missing = fn.append_basic_block("missing")
+            b.cbranch(b.icmp_unsigned("==", b.load(at(asc, lo)), b.load(at(keys, li.value))), li.next_, missing)
+            b.position_at_end(missing)
+            b.store(ir.Constant(I8, 1), at(a["unknown"], li.value))
+    b.ret_void()
+
+
 class KeyKernels:
     """The key kernels for keys of `words` words, compiled once (cached on disk)."""
 
@@ -125,6 +173,7 @@ class KeyKernels:
             module = cache.new_module(f"kmc keys of {words} words")
             sort_key_kernel(module, words)
             first_kernel(module, words)
+            search_kernel(module)
             return str(module)
 
         function = cache.cached(cache.generated_fingerprint("keys", words), ir_text)
@@ -132,6 +181,9 @@ class KeyKernels:
         self._first = function("first", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                                          ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
                                          ctypes.c_void_p, ctypes.c_void_p])
+        self._search = function("search", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.c_void_p])
 
     def takes(self, keys: np.ndarray) -> bool:
         """Whether `keys` (words x n) are laid out as the kernels read them."""
@@ -155,3 +207,20 @@ class KeyKernels:
         self._first(keys.ctypes.data, n, keys.strides[0] // 8, sort_key.ctypes.data, rank.ctypes.data,
                     table.ctypes.data, (1 << bits) - 1, 64 - bits, out.ctypes.data, count.ctypes.data)
         return out[:int(count[0])]
+
+    def search(self, words: np.ndarray, tables: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """(for each word w of each key in `words` (W x n, uint64), its index in `tables[w]` =
+        (values ascending, their indices), W x n int64; whether each key has a word not there).
+        Every table holds a value."""
+        words = np.ascontiguousarray(words, dtype=np.uint64)
+        count, n = words.shape
+        ascending = [np.ascontiguousarray(t[0], dtype=np.uint64) for t in tables]
+        index = [np.ascontiguousarray(t[1], dtype=np.int64) for t in tables]  # kept alive through the call
+        out = np.empty((count, n), dtype=np.int64)
+        unknown = np.zeros(n, dtype=np.int8)
+        low = np.empty(n, dtype=np.int64)
+        addresses = np.array([[x.ctypes.data for x in ascending], [x.ctypes.data for x in index],
+                              [len(x) for x in ascending]], dtype=np.int64)
+        self._search(words.ctypes.data, n, count, addresses[0].ctypes.data, addresses[1].ctypes.data,
+                     addresses[2].ctypes.data, out.ctypes.data, unknown.ctypes.data, low.ctypes.data)
+        return out, unknown.view(np.bool_)
