@@ -69,7 +69,7 @@ def narrow(b: ir.IRBuilder, v: ir.Value, elem: ir.IntType) -> ir.Value:
     return v if elem == I64 else b.trunc(v, elem)
 
 
-def _function(module: ir.Module, name: str, args: Sequence[str], pointers: Callable[[str], ir.Type]
+def kernel_function(module: ir.Module, name: str, args: Sequence[str], pointers: Callable[[str], ir.Type]
               ) -> tuple[ir.Function, dict[str, ir.Value]]:
     types = [I64 if a in _SCALARS or a == "k" else pointers(a) for a in args]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), types), name)
@@ -82,14 +82,14 @@ def _function(module: ir.Module, name: str, args: Sequence[str], pointers: Calla
     return fn, named
 
 
-class _Loop:
+class Loop:
     """`for v in range(stop)` as blocks: the body is built between `__enter__` and `__exit__`;
     `next_` is the block that goes on to the next iteration (a `continue`)."""
 
     def __init__(self, b: ir.IRBuilder, stop: ir.Value, name: str):
         self.b, self.stop, self.name = b, stop, name
 
-    def __enter__(self) -> _Loop:
+    def __enter__(self) -> Loop:
         b = self.b
         here = b.block
         b.position_at_start(b.function.entry_basic_block)  # allocas in the entry block: registers once optimised
@@ -251,7 +251,7 @@ _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntType) -> None:
     """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`);
     rows (`row`, `R`) hold `elem` integers."""
-    fn, a = _function(module, name, TEMPLATE_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
+    fn, a = kernel_function(module, name, TEMPLATE_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
     fn.linkage = "internal"
     fn.attributes.add("noinline")  # each template compiled on its own: LLVM's time stays linear
     b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -287,7 +287,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
     shared = [r for r in once.conjuncts(p.guard) if not _varies(p, tpl.columns, r)]
     skip = fn.append_basic_block("skip")
     once.guard(fn, skip, shared)
-    with _Loop(b, a["nb"], "b") as lb:
+    with Loop(b, a["nb"], "b") as lb:
         trow = at(a["T"], b.mul(lb.value, a["tcols"]))
         v = _Values(b, p, tpl.columns, row, trow)
         v.done = dict(once.done)
@@ -309,15 +309,15 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.position_at_end(copy)  # the successor's state, whole
         room(b.load(c))
         out_row = at(a["R"], b.mul(b.load(c), a["width"]))
-        with _Loop(b, a["width"], "j") as lj:
+        with Loop(b, a["width"], "j") as lj:
             b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
-        with _Loop(b, count, "wr") as lw:
+        with Loop(b, count, "wr") as lw:
             b.store(narrow(b, b.load(at(xs, lw.value)), elem), at(out_row, b.load(at(ps, lw.value))))
         b.branch(emit)
         b.position_at_end(check)  # every written value in its range; whether any changes the state
         b.store(c64(0), moved)
         b.store(c64(0), bad)
-        with _Loop(b, count, "chk") as lw:
+        with Loop(b, count, "chk") as lw:
             x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
             low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
             high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
@@ -345,9 +345,9 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         cv = b.load(c)
         room(cv)
         key = at(a["K"], b.mul(i, a["words"]))
-        with _Loop(b, a["words"], "w") as lw:
+        with Loop(b, a["words"], "w") as lw:
             b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
-        with _Loop(b, count, "upd") as lw:
+        with Loop(b, count, "upd") as lw:
             x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
             w = b.load(at(a["word"], pos))
             m = b.load(at(a["mult"], pos))
@@ -395,10 +395,10 @@ def driver(module: ir.Module, names: Sequence[str], elem: ir.IntType) -> None:
     """`expand` (arguments: SUCCESSOR_ARGS): for each state of the chunk, every template's
     kernel in turn (each state read once, candidates appended in state order); it stops at the
     first value out of range."""
-    fn, a = _function(module, "expand", SUCCESSOR_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
+    fn, a = kernel_function(module, "expand", SUCCESSOR_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     kernels = [module.get_global(n) for n in names]
-    with _Loop(b, a["n"], "i") as li:
+    with Loop(b, a["n"], "i") as li:
         i = li.value
         row = b.gep(a["S"], [b.mul(i, a["width"])], inbounds=True)
         for t, kernel in enumerate(kernels):
@@ -417,7 +417,7 @@ def driver(module: ir.Module, names: Sequence[str], elem: ir.IntType) -> None:
 
 def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.IntType) -> None:
     """`holds(S, n, width, k, out)`: invariant k's truth on each state (0 or 1, int8)."""
-    fn, a = _function(module, "holds", INVARIANT_ARGS, lambda x: P8 if x == "out" else elem.as_pointer())
+    fn, a = kernel_function(module, "holds", INVARIANT_ARGS, lambda x: P8 if x == "out" else elem.as_pointer())
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     end = fn.append_basic_block("end")
     switch = b.switch(a["k"], end)
@@ -425,7 +425,7 @@ def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.In
         block = fn.append_basic_block(f"inv{k}")
         switch.add_case(c64(k), block)
         b.position_at_end(block)
-        with _Loop(b, a["n"], "i") as li:
+        with Loop(b, a["n"], "i") as li:
             row = b.gep(a["S"], [b.mul(li.value, a["width"])], inbounds=True)
             v = _Values(b, p, {}, row, None)
             v.run(p.ops)
@@ -438,10 +438,10 @@ def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.In
 def unpack_kernel(module: ir.Module, spans: Sequence[tuple[int, int]], radix: Sequence[int], lo: Sequence[int],
                   elem: ir.IntType) -> None:
     """`unpack(packed, n, width, out)`: the states (n x width, `elem`) packed in words (packed: words x n)."""
-    fn, a = _function(module, "unpack", ("packed", "n", "width", "out"),
+    fn, a = kernel_function(module, "unpack", ("packed", "n", "width", "out"),
                       lambda x: elem.as_pointer() if x == "out" else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    with _Loop(b, a["n"], "i") as li:
+    with Loop(b, a["n"], "i") as li:
         i = li.value
         row = b.gep(a["out"], [b.mul(i, a["width"])], inbounds=True)
         for w, (s, e) in enumerate(spans):

@@ -18,7 +18,7 @@ import numpy as np
 from llvmlite import ir
 
 from kmc.semantics.compiled import cache
-from kmc.semantics.compiled.emit import I8, I64, P64, _function, _Loop, c64
+from kmc.semantics.compiled.emit import I8, I64, P64, Loop, c64, kernel_function
 
 MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # kmc/engines/vector/keyset.py:mix (splitmix64)
 _SCALARS = ("n", "stride", "mask", "shift")
@@ -31,7 +31,7 @@ def _signed(v: int) -> ir.Constant:
 def sort_key_kernel(module: ir.Module, words: int) -> None:
     """`sort_keys(K, n, stride, out)`: the sort key of each of n keys of `words` words: its
     first word XOR the mix of the others, chained as KeyFormat.split chains them."""
-    fn, a = _function(module, "sort_keys", ("K", "n", "stride", "out"), lambda x: I64 if x in _SCALARS else P64)
+    fn, a = kernel_function(module, "sort_keys", ("K", "n", "stride", "out"), lambda x: I64 if x in _SCALARS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     golden, m1, m2 = (_signed(v) for v in MIX)
 
@@ -48,12 +48,12 @@ def sort_key_kernel(module: ir.Module, words: int) -> None:
     def out(j: ir.Value) -> ir.Value:
         return b.gep(a["out"], [j], inbounds=True)
 
-    with _Loop(b, a["n"], "first") as lj:
+    with Loop(b, a["n"], "first") as lj:
         b.store(mix(word(1, lj.value)), out(lj.value))
     for w in range(2, words):
-        with _Loop(b, a["n"], f"w{w}") as lj:
+        with Loop(b, a["n"], f"w{w}") as lj:
             b.store(mix(b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
-    with _Loop(b, a["n"], "last") as lj:
+    with Loop(b, a["n"], "last") as lj:
         b.store(b.xor(word(0, lj.value), b.load(out(lj.value))), out(lj.value))
     b.ret_void()
 
@@ -65,7 +65,7 @@ def first_kernel(module: ir.Module, words: int) -> None:
     position in `out`; a key whose slot is taken by another key goes on to the next slot. Keys
     with equal sort keys are compared on words 1..words-1 (equal sort keys and equal other words
     make word 0 equal)."""
-    fn, a = _function(module, "first", ("K", "n", "stride", "sk", "rank", "table", "mask", "shift", "out", "found"),
+    fn, a = kernel_function(module, "first", ("K", "n", "stride", "sk", "rank", "table", "mask", "shift", "out", "found"),
                       lambda x: I64 if x in _SCALARS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     distinct = b.alloca(I64, name="distinct")
@@ -78,7 +78,7 @@ def first_kernel(module: ir.Module, words: int) -> None:
     def word(w: int, j: ir.Value) -> ir.Value:
         return b.load(b.gep(a["K"], [b.add(b.mul(c64(w), a["stride"]), j)], inbounds=True))
 
-    with _Loop(b, a["n"], "i") as li:
+    with Loop(b, a["n"], "i") as li:
         i = li.value
         key = b.load(at("sk", i))  # sort keys first, then words 1.. (word 0 follows from them)
         b.store(b.and_(b.lshr(b.mul(key, _signed(MIX[0])), a["shift"]), a["mask"]), slot)
@@ -123,7 +123,7 @@ def search_kernel(module: ir.Module) -> None:
     gives out[w * n + i] = idx[w][position]; unknown[i] = 1 where some word is not there.
     A binary search halves every key's range in one pass over the keys (`low`: n scratch
     positions), as all of a word's searches take the same steps: the keys' loads overlap."""
-    fn, a = _function(module, "search", ("X", "n", "words", "asc", "idx", "sizes", "out", "unknown", "low"),
+    fn, a = kernel_function(module, "search", ("X", "n", "words", "asc", "idx", "sizes", "out", "unknown", "low"),
                       lambda x: I8.as_pointer() if x == "unknown" else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     size = b.alloca(I64, name="size")
@@ -131,11 +131,11 @@ def search_kernel(module: ir.Module) -> None:
     def at(p: ir.Value, j: ir.Value) -> ir.Value:
         return b.gep(p, [j], inbounds=True)
 
-    with _Loop(b, a["words"], "w") as lw:
+    with Loop(b, a["words"], "w") as lw:
         asc = b.inttoptr(b.load(at(a["asc"], lw.value)), P64)
         idx = b.inttoptr(b.load(at(a["idx"], lw.value)), P64)
         keys = at(a["X"], b.mul(lw.value, a["n"]))
-        with _Loop(b, a["n"], "clear") as li:
+        with Loop(b, a["n"], "clear") as li:
             b.store(c64(0), at(a["low"], li.value))
         b.store(b.load(at(a["sizes"], lw.value)), size)
         head, halve, done = (fn.append_basic_block(f"search.{part}") for part in ("head", "halve", "done"))
@@ -145,7 +145,7 @@ def search_kernel(module: ir.Module) -> None:
         b.cbranch(b.icmp_signed(">", left, c64(1)), halve, done)
         b.position_at_end(halve)
         half = b.lshr(left, c64(1))
-        with _Loop(b, a["n"], "i") as li:
+        with Loop(b, a["n"], "i") as li:
             lo = b.load(at(a["low"], li.value))
             middle = b.add(lo, half)
             below = b.icmp_unsigned("<=", b.load(at(asc, middle)), b.load(at(keys, li.value)))
@@ -153,7 +153,7 @@ def search_kernel(module: ir.Module) -> None:
         b.store(b.sub(left, half), size)
         b.branch(head)
         b.position_at_end(done)
-        with _Loop(b, a["n"], "found") as li:
+        with Loop(b, a["n"], "found") as li:
             lo = b.load(at(a["low"], li.value))
             b.store(b.load(at(idx, lo)), at(b.gep(a["out"], [b.mul(lw.value, a["n"])], inbounds=True), li.value))
             missing = fn.append_basic_block("missing")
