@@ -24,3 +24,27 @@ def test_no_false_negatives_across_growth() -> None:
     others = rng.integers(0, 2**63, 100_000, dtype=np.uint64)
     # at most one bit in 8 set: about 1 in 8 keys not held pass (plus the odd shared key)
     assert f.maybe(others).mean() < 0.16
+
+
+def test_native_marks_are_the_filter_s_bits() -> None:
+    """With the compiled key kernels' marks, the filter's table is the numpy filter's, bit for
+    bit, after every addition and rebuild, and so are its answers."""
+    import pytest
+
+    pytest.importorskip("llvmlite")
+    from kmc.semantics.compiled.keys import KeyKernels
+
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 2**64 - 1, 200_000, dtype=np.uint64, endpoint=True)
+    plain, native = KeyFilter(), KeyFilter(KeyKernels(1))
+    added = np.zeros(0, dtype=np.uint64)
+    for part in np.array_split(keys, 7):
+        added = np.concatenate([added, part])
+        for f in (plain, native):
+            f.add(part)
+        assert np.array_equal(plain.table, native.table)
+        for f in (plain, native):
+            f.fit([added])
+        assert native.bits == plain.bits and np.array_equal(plain.table, native.table)
+    others = rng.integers(0, 2**64 - 1, 50_000, dtype=np.uint64, endpoint=True)
+    assert np.array_equal(plain.maybe(others), native.maybe(others)) and native.maybe(added).all()

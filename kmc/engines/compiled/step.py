@@ -43,8 +43,9 @@ class CompiledStep(LevelStep):
                                           [int(v) for v in packing.lo], itemsize)
         function = cache.cached(key, unpack_ir)
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
-        self.keys = KeyKernels(packing.words) if packing.words > 1 else None
-        self.search = None if self.keys is None else self.keys.search
+        self.keys = KeyKernels(packing.words)
+        self.search = self.keys.search
+        self.marks = self.keys
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, of the step's dtype) packed in words (words x states)."""
@@ -57,14 +58,14 @@ class CompiledStep(LevelStep):
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """`KeyFormat.split`, the sort keys computed natively (one pass instead of numpy's
         eight over each word)."""
-        if self.keys is None or not self.keys.takes(words):
+        if not self.keys.takes(words):
             return self.fmt.split(words)
         return self.keys.sort_keys(words), [words[w].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
 
     def distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """`LevelStep.distinct`, the first occurrences found natively (kmc/semantics/compiled/keys.py):
         only the distinct keys' words are gathered and sorted."""
-        if self.keys is None or not self.keys.takes(canonical):
+        if not self.keys.takes(canonical):
             return super().distinct(canonical, rank)
         sort_key = self.keys.sort_keys(canonical)
         at = self.keys.first(canonical, sort_key, rank)

@@ -135,7 +135,7 @@ class Search:
         # levels hold states: as keys only when a key is the state (no symmetry)
         self.coded_levels = self.codes is not None and self.step.symmetry is None
         self.visited = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
-        self.seen = KeyFilter()  # the visited keys and the next level's so far: most new keys skip their search
+        self.seen = KeyFilter(self.step.marks)  # the visited keys and the next level's so far: most new keys skip their search
         self.spill: Spill | None = None  # past --memory-limit: visited runs, links and levels on disk
         self.spills = True  # False while a run is to be handed to another engine (Spark), which stops at the limit
         self.verdicts = Verdicts(invariants, options.keep_going)  # the violations and where they are

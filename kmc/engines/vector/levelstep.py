@@ -25,6 +25,7 @@ import numpy as np
 from kmc.semantics.vector import Vector, level_dtype
 from kmc.engines.vector.keyset import Distinct, KeyFormat, Search, first_occurrences
 from kmc.engines.vector.packing import Layout, Packing
+from kmc.engines.vector.prefilter import Marks
 from kmc.engines.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
 
@@ -98,6 +99,7 @@ class LevelStep:
         self.packing = Packing.for_schema(schema)
         self.fmt = KeyFormat(self.packing.word_bits)
         self.search: Search | None = None  # a native dictionary search (kmc/engines/vector/keyset.py:WordCodes.lookup)
+        self.marks: Marks | None = None  # the key filter's bits set natively (kmc/engines/vector/prefilter.py)
         self.symmetry = for_model(model, invariants) if symmetry else None
         self.layouts: list[Layout] = (self.symmetry.layouts(self.packing) if self.symmetry
                                       else [self.packing.identity])

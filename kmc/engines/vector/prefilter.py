@@ -17,7 +17,7 @@ at the level's end it is rebuilt, a block of keys at a time, if it has fewer tha
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -29,10 +29,20 @@ _BLOCK = 1 << 18
 _MIN_BITS = 16
 
 
-class KeyFilter:
-    """Bits set for every added sort key; `maybe` is True for every added key."""
+class Marks(Protocol):
+    """The filter's bits set and tested natively (kmc/semantics/compiled/keys.py:KeyKernels)."""
 
-    def __init__(self) -> None:
+    def mark(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> None: ...
+
+    def marked(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> np.ndarray: ...
+
+
+class KeyFilter:
+    """Bits set for every added sort key; `maybe` is True for every added key. With `marks`,
+    the same bits are set and tested by native kernels."""
+
+    def __init__(self, marks: Marks | None = None) -> None:
+        self.marks = marks
         self.bits = _MIN_BITS  # the filter has 2**bits bits
         self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
         self.n = 0
@@ -47,6 +57,9 @@ class KeyFilter:
     def add(self, sort_key: np.ndarray) -> None:
         """Add keys (the filter fills beyond its size until `fit` rebuilds it)."""
         self.n += len(sort_key)
+        if self.marks is not None:
+            self.marks.mark(self.table, self.bits, sort_key)
+            return
         for i in range(0, len(sort_key), _BLOCK):
             self._set(self._slots(sort_key[i:i + _BLOCK]))
 
@@ -57,10 +70,12 @@ class KeyFilter:
         self.n = sum(len(part) for part in everything)
         if self.n * BITS_PER_KEY <= (1 << self.bits):
             return
-        while self.n * BITS_PER_KEY > (1 << self.bits):
-            self.bits += 1
+        bits = self.bits
+        while self.n * BITS_PER_KEY > (1 << bits):
+            bits += 1
         del self.table  # the old table goes before the new one comes: the peak is one table
-        self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
+        self.table = np.zeros(1 << (bits - 3), dtype=np.uint8)
+        self.bits = bits
         self.n = 0
         for part in everything:
             self.add(part)
@@ -75,5 +90,8 @@ class KeyFilter:
 
     def maybe(self, sort_key: np.ndarray) -> np.ndarray:
         """False where a key is certainly not among those added."""
+        if self.marks is not None:
+            bits = self.bits  # read before the table, which `fit` replaces before the bits grow
+            return self.marks.marked(self.table, bits, sort_key)
         slots = self._slots(sort_key)
         return (self.table[slots >> 3] >> (slots & 7).astype(np.uint8)) & np.uint8(1) != 0

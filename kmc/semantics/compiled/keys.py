@@ -7,7 +7,8 @@ sort key bit for bit. `first` finds each distinct key's candidate of smallest ra
 open-addressing table of the chunk's size, comparing whole keys, so that only the distinct
 keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyset.py:sorted_distinct).
 `search` looks every word of a batch of keys up in its dictionary (kmc/engines/vector/keyset.py:WordCodes)
-in one call: a branch-free binary search per word and key.
+in one call: a branch-free binary search per word and key. `mark` and `marked` set and test the
+bits of kmc/engines/vector/prefilter.py:KeyFilter, bit for bit.
 """
 
 from __future__ import annotations
@@ -163,31 +164,60 @@ def search_kernel(module: ir.Module) -> None:
     b.ret_void()
 
 
+def filter_kernels(module: ir.Module) -> None:
+    """`mark(sk, n, table, shift)` sets, and `marked(sk, n, table, shift, out)` tests, each sort
+    key's bit in a bit table (uint8): bit number mix(key) >> shift, as KeyFilter._slots."""
+    golden, m1, m2 = (_signed(v) for v in MIX)
+    for name, args in (("mark", ("sk", "n", "table", "shift")), ("marked", ("sk", "n", "table", "shift", "out"))):
+        fn, a = kernel_function(module, name, args,
+                                lambda x: I64 if x in _SCALARS else I8.as_pointer() if x in ("table", "out") else P64)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        with Loop(b, a["n"], "i") as li:
+            x = b.add(b.load(b.gep(a["sk"], [li.value], inbounds=True)), golden)
+            x = b.mul(b.xor(x, b.lshr(x, c64(30))), m1)
+            x = b.mul(b.xor(x, b.lshr(x, c64(27))), m2)
+            slot = b.lshr(b.xor(x, b.lshr(x, c64(31))), a["shift"])
+            byte = b.gep(a["table"], [b.lshr(slot, c64(3))], inbounds=True)
+            bit = b.trunc(b.and_(slot, c64(7)), I8)
+            if name == "mark":
+                b.store(b.or_(b.load(byte), b.shl(ir.Constant(I8, 1), bit)), byte)
+            else:
+                b.store(b.and_(b.lshr(b.load(byte), bit), ir.Constant(I8, 1)), b.gep(a["out"], [li.value], inbounds=True))
+        b.ret_void()
+
+
 class KeyKernels:
-    """The key kernels for keys of `words` words, compiled once (cached on disk)."""
+    """The key kernels for keys of `words` words, compiled once (cached on disk): sort keys and
+    first occurrences for keys of more than one word."""
 
     def __init__(self, words: int):
         self.words = words
 
         def ir_text() -> str:
             module = cache.new_module(f"kmc keys of {words} words")
-            sort_key_kernel(module, words)
-            first_kernel(module, words)
+            if words > 1:
+                sort_key_kernel(module, words)
+                first_kernel(module, words)
             search_kernel(module)
+            filter_kernels(module)
             return str(module)
 
         function = cache.cached(cache.generated_fingerprint("keys", words), ir_text)
-        self._sort_keys = function("sort_keys", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
-        self._first = function("first", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
-                                         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                                         ctypes.c_void_p, ctypes.c_void_p])
+        if words > 1:
+            self._sort_keys = function("sort_keys", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
+            self._first = function("first", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                             ctypes.c_void_p, ctypes.c_void_p])
         self._search = function("search", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                            ctypes.c_void_p])
+        self._mark = function("mark", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64])
+        self._marked = function("marked", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
 
     def takes(self, keys: np.ndarray) -> bool:
-        """Whether `keys` (words x n) are laid out as the kernels read them."""
-        return keys.dtype == np.uint64 and keys.shape[0] == self.words and keys.strides[1] == 8 and keys.shape[1] > 0
+        """Whether `keys` (words x n) are laid out as the sort-key and first-occurrence kernels,
+        made for keys of more than one word, read them."""
+        return self.words > 1 and keys.dtype == np.uint64 and keys.shape[0] == self.words and keys.strides[1] == 8 and keys.shape[1] > 0
 
     def sort_keys(self, keys: np.ndarray) -> np.ndarray:
         n = keys.shape[1]
@@ -224,3 +254,15 @@ class KeyKernels:
         self._search(words.ctypes.data, n, count, addresses[0].ctypes.data, addresses[1].ctypes.data,
                      addresses[2].ctypes.data, out.ctypes.data, unknown.ctypes.data, low.ctypes.data)
         return out, unknown.view(np.bool_)
+
+    def mark(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> None:
+        """Set the bit of each sort key in `table` (2**bits bits, uint8)."""
+        sort_key = np.ascontiguousarray(sort_key, dtype=np.uint64)
+        self._mark(sort_key.ctypes.data, len(sort_key), table.ctypes.data, 64 - bits)
+
+    def marked(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> np.ndarray:
+        """Whether the bit of each sort key is set in `table`."""
+        sort_key = np.ascontiguousarray(sort_key, dtype=np.uint64)
+        out = np.empty(len(sort_key), dtype=np.uint8)
+        self._marked(sort_key.ctypes.data, len(sort_key), table.ctypes.data, 64 - bits, out.ctypes.data)
+        return out.view(np.bool_)
