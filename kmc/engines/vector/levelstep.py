@@ -65,7 +65,8 @@ class Candidates:
     candidates), their ranks (parent index x instances + instance id, ascending within each
     instance), `build(ranks)`, the block of the candidates with the given ranks, in that
     order, and `words(ranks)`, only their packed words (words x candidates, the identity
-    layout: the states themselves)."""
+    layout: the states themselves). `build` and `words` are good until the step's next `expand`
+    on the same thread (the compiled step's read that thread's kernel buffers)."""
 
     canonical: np.ndarray
     rank: np.ndarray

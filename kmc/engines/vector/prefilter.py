@@ -91,7 +91,7 @@ class KeyFilter:
     def maybe(self, sort_key: np.ndarray) -> np.ndarray:
         """False where a key is certainly not among those added."""
         if self.marks is not None:
-            bits = self.bits  # read before the table, which `fit` replaces before the bits grow
+            bits = self.bits  # before the table, which `fit` (never while workers run) replaces first
             return self.marks.marked(self.table, bits, sort_key)
         slots = self._slots(sort_key)
         return (self.table[slots >> 3] >> (slots & 7).astype(np.uint8)) & np.uint8(1) != 0

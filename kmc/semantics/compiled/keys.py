@@ -217,7 +217,7 @@ class KeyKernels:
     def takes(self, keys: np.ndarray) -> bool:
         """Whether `keys` (words x n) are laid out as the sort-key and first-occurrence kernels,
         made for keys of more than one word, read them."""
-        return self.words > 1 and keys.dtype == np.uint64 and keys.shape[0] == self.words and keys.strides[1] == 8 and keys.shape[1] > 0
+        return self.words > 1 and keys.strides[0] % 8 == 0 and keys.dtype == np.uint64 and keys.shape[0] == self.words and keys.strides[1] == 8 and keys.shape[1] > 0
 
     def sort_keys(self, keys: np.ndarray) -> np.ndarray:
         n = keys.shape[1]
