@@ -60,7 +60,7 @@ class CompiledStep(LevelStep):
         eight over each word)."""
         if not self.keys.takes(words):
             return self.fmt.split(words)
-        return self.keys.sort_keys(words), [words[w].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
+        return self.keys.sort_keys(words), self._extras(words)
 
     def distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """`LevelStep.distinct`, the first occurrences found natively (kmc/semantics/compiled/keys.py):
@@ -70,11 +70,11 @@ class CompiledStep(LevelStep):
         sort_key = self.keys.sort_keys(canonical)
         at = self.keys.first(canonical, sort_key, rank)
 
-        def gather(order: np.ndarray) -> list[np.ndarray]:
-            taken = at[order]
-            return [canonical[w][taken].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
+        return sorted_distinct(sort_key[at], lambda order: self._extras(canonical, at[order]), rank[at])
 
-        return sorted_distinct(sort_key[at], gather, rank[at])
+    def _extras(self, words: np.ndarray, at: np.ndarray | slice = slice(None)) -> list[np.ndarray]:
+        """Words 1.. of the keys `words` (those at `at`), in the key format's dtypes."""
+        return [words[w][at].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
 
     def unpack(self, words: np.ndarray) -> Block:
         rows = self.rows_of(words)

@@ -29,18 +29,23 @@ def _signed(v: int) -> ir.Constant:
     return c64(v - (1 << 64) if v >= 1 << 63 else v)  # the same bits
 
 
+def _mix(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """kmc/engines/vector/keyset.py:mix (splitmix64) of one 64-bit value."""
+    golden, m1, m2 = (_signed(v) for v in MIX)
+    x = b.add(x, golden)
+    x = b.mul(b.xor(x, b.lshr(x, c64(30))), m1)
+    x = b.mul(b.xor(x, b.lshr(x, c64(27))), m2)
+    return b.xor(x, b.lshr(x, c64(31)))
+
+
 def sort_key_kernel(module: ir.Module, words: int) -> None:
     """`sort_keys(K, n, stride, out)`: the sort key of each of n keys of `words` words: its
     first word XOR the mix of the others, chained as KeyFormat.split chains them."""
     fn, a = kernel_function(module, "sort_keys", ("K", "n", "stride", "out"), lambda x: I64 if x in _SCALARS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    golden, m1, m2 = (_signed(v) for v in MIX)
 
     def mix(x: ir.Value) -> ir.Value:
-        x = b.add(x, golden)
-        x = b.mul(b.xor(x, b.lshr(x, c64(30))), m1)
-        x = b.mul(b.xor(x, b.lshr(x, c64(27))), m2)
-        return b.xor(x, b.lshr(x, c64(31)))
+        return _mix(b, x)
 
     # word by word over all the keys: each key's chain of mixes waits on itself, the keys' do not
     def word(w: int, j: ir.Value) -> ir.Value:
@@ -167,16 +172,12 @@ def search_kernel(module: ir.Module) -> None:
 def filter_kernels(module: ir.Module) -> None:
     """`mark(sk, n, table, shift)` sets, and `marked(sk, n, table, shift, out)` tests, each sort
     key's bit in a bit table (uint8): bit number mix(key) >> shift, as KeyFilter._slots."""
-    golden, m1, m2 = (_signed(v) for v in MIX)
     for name, args in (("mark", ("sk", "n", "table", "shift")), ("marked", ("sk", "n", "table", "shift", "out"))):
         fn, a = kernel_function(module, name, args,
                                 lambda x: I64 if x in _SCALARS else I8.as_pointer() if x in ("table", "out") else P64)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         with Loop(b, a["n"], "i") as li:
-            x = b.add(b.load(b.gep(a["sk"], [li.value], inbounds=True)), golden)
-            x = b.mul(b.xor(x, b.lshr(x, c64(30))), m1)
-            x = b.mul(b.xor(x, b.lshr(x, c64(27))), m2)
-            slot = b.lshr(b.xor(x, b.lshr(x, c64(31))), a["shift"])
+            slot = b.lshr(_mix(b, b.load(b.gep(a["sk"], [li.value], inbounds=True))), a["shift"])
             byte = b.gep(a["table"], [b.lshr(slot, c64(3))], inbounds=True)
             bit = b.trunc(b.and_(slot, c64(7)), I8)
             if name == "mark":
