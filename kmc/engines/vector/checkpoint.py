@@ -202,7 +202,7 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
     coded = search.codes is not None
     if search.codes is not None:
         search.codes = stored.codes(search.fmt)
-        search.visited = Visited(search.fmt, list(search.codes.dtypes))
+        search.visited = search.new_visited()
     for number in range(1, stored.depth + 1):
         sort_key, extras = stored.keys(number, search.fmt, coded)
         if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):

@@ -177,7 +177,7 @@ def spill(search: Any, level: Level | None) -> None:
     search.iids = [on_disk("links-action", a, n + 2) for n, a in enumerate(search.iids)]
     if level is not None:
         level.store(lambda name, a: on_disk(f"frontier-{name}", a, search.kept_last))
-    search.visited = Visited(search.fmt, None if search.codes is None else list(search.codes.dtypes))
+    search.visited = search.new_visited()
     search.in_memory = []
 
 

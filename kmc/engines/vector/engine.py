@@ -46,6 +46,7 @@ from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
+from kmc.engines.vector.packed import PackedVisited
 from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
@@ -134,7 +135,7 @@ class Search:
         self.codes = WordCodes(self.fmt) if self.fmt.words >= 3 else None
         # levels hold states: as keys only when a key is the state (no symmetry)
         self.coded_levels = self.codes is not None and self.step.symmetry is None
-        self.visited = Visited(self.fmt, None if self.codes is None else self.codes.dtypes)
+        self.visited = self.new_visited()
         self.seen = KeyFilter(self.step.marks)  # the visited keys and the next level's so far: most new keys skip their search
         self.spill: Spill | None = None  # past --memory-limit: visited runs, links and levels on disk
         self.spills = True  # False while a run is to be handed to another engine (Spark), which stops at the limit
@@ -152,6 +153,10 @@ class Search:
             raise BadInput(f"--checkpoint-dir: the {self.engine} engine keeps levels, not liveness graphs or coverage: "
                            "drop the checkpoint, or --property/--properties/--coverage (--no-properties checks safety "
                            "only)")
+
+    def new_visited(self) -> Visited:
+        """An empty visited set: coded keys bit-packed (kmc/engines/vector/packed.py)."""
+        return Visited(self.fmt) if self.codes is None else PackedVisited(self.fmt, self.codes)
 
     def level_step(self, model: Model, invariants: Sequence[Invariant], options: SearchOptions) -> LevelStep:
         """How a chunk of a level is expanded (the compiled engine's runs native kernels)."""

@@ -252,10 +252,10 @@ class Visited:
             pos = np.searchsorted(self.sort_key, sort_key)
         arrays, news = [self._sort_key, *self._extras], [sort_key, *extras]
         if pool is None or ways < 2:
-            _insert(arrays, self.n, news, pos)
+            insert(arrays, self.n, news, pos)
         else:
             n, at = self.n, pos
-            list(pool.map(lambda k: _insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
+            list(pool.map(lambda k: insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
         self.n = need
 
 
@@ -412,7 +412,7 @@ def grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
+def insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
     """Insert each of `news` into the sorted first n elements of its array in `arrays` (which
     have room for them), new[i] before a[pos[i]] (pos ascending): each stored element moves up
     by the number of new ones inserted at or below it, a block at a time from the top, so

@@ -1,0 +1,219 @@
+"""The visited set with its coded words bit-packed: a key in the bits its dictionaries need.
+
+A wide key's other words are stored as indices into per-word dictionaries
+(kmc/engines/vector/keyset.py:WordCodes), each index in a whole byte or two. Most take far
+fewer bits: on the first 3 million states of 3-broker kraft's shipped configuration, the 46
+dictionaries hold 1 to 18,044 values, 265 bits in all, where the bytes took 432. Here every
+index takes the bits its dictionary needs, packed into a few unsigned *lanes* (arrays of 8 to
+64 bits a key): the visited set takes 8 bytes of sort key and 34 of lanes a state there, where
+it took 62.
+
+A word's index is one or more *pieces*, each some bits of a lane, lowest bits first. A
+dictionary that outgrows its word's bits gets one more piece for the bits it lacks, in the
+free bits of a lane or a new lane: every stored key has zeros there (its index fitted the bits
+it had), so nothing stored is rewritten, and the set never holds two copies of itself. While
+the set is small it is laid out afresh instead (every word one piece, the widest first, each
+in the first lane with room), which rewrites it, cheaply.
+
+Exact, as the set it replaces: the same keys, order and searches (`find`, `merge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from typing import overload
+
+import numpy as np
+
+from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes, grown, insert
+
+U64 = np.uint64
+LANE_BITS = 64
+_RELAYOUT_KEYS = 1 << 22  # a set this small is laid out afresh when a word needs more bits
+_BLOCK = 1 << 20  # keys unpacked or packed at a time when the set is laid out afresh
+
+Piece = tuple[int, int, int]  # (lane, shift, bits)
+
+
+class Layout:
+    """Where each word's bits are: its pieces, lowest bits first; each lane's bits in use."""
+
+    def __init__(self, pieces: list[list[Piece]], used: list[int]):
+        self.pieces = pieces
+        self.used = used
+
+    @classmethod
+    def fresh(cls, bits: Sequence[int]) -> Layout:
+        """Every word one piece of `bits[w]` bits, the widest first, each in the first lane with room."""
+        pieces: list[list[Piece]] = [[] for _ in bits]
+        used: list[int] = []
+        for w in sorted(range(len(bits)), key=lambda w: -bits[w]):
+            if bits[w]:
+                pieces[w].append(_place(used, bits[w]))
+        return cls(pieces, used)
+
+    def bits(self, w: int) -> int:
+        return sum(p[2] for p in self.pieces[w])
+
+    def grown(self, need: Sequence[int]) -> Layout:
+        """This layout with one more piece for each word that needs more bits than it has."""
+        pieces, used = [list(p) for p in self.pieces], list(self.used)
+        for w, b in enumerate(need):
+            have = self.bits(w)
+            if b > have:
+                pieces[w].append(_place(used, b - have))
+        return Layout(pieces, used)
+
+    def dtypes(self) -> list[np.dtype]:
+        return [_dtype(u) for u in self.used]
+
+    def pack(self, w: int, codes: np.ndarray, lanes: list[np.ndarray]) -> None:
+        """Add word w's indices `codes` into `lanes` (zero where its pieces go)."""
+        x = codes.astype(U64, copy=False)
+        low = 0
+        for lane, shift, bits in self.pieces[w]:
+            part = (x >> U64(low)) & U64((1 << bits) - 1) if len(self.pieces[w]) > 1 else x
+            lanes[lane] |= (part << U64(shift)).astype(lanes[lane].dtype, copy=False)
+            low += bits
+
+    def unpack(self, w: int, lanes: Sequence[np.ndarray], n: int) -> np.ndarray:
+        """Word w's indices from `lanes` (n keys), in the narrowest dtype that holds them."""
+        out = np.zeros(n, dtype=U64)
+        low = 0
+        for lane, shift, bits in self.pieces[w]:
+            part = (lanes[lane].astype(U64, copy=False) >> U64(shift)) & U64((1 << bits) - 1)
+            out |= part << U64(low) if low else part
+            low += bits
+        return out.astype(_dtype(low), copy=False)
+
+
+def _place(used: list[int], bits: int) -> Piece:
+    """A piece of `bits` bits in the first lane with room (a new lane if none has)."""
+    for lane, u in enumerate(used):
+        if u + bits <= LANE_BITS:
+            used[lane] = u + bits
+            return lane, u, bits
+    used.append(bits)
+    return len(used) - 1, 0, bits
+
+
+def _dtype(bits: int) -> np.dtype:
+    """The narrowest unsigned dtype of `bits` bits or more: a lane's, an unpacked index's."""
+    return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32 if bits <= 32 else U64)
+
+
+def _needed(codes: WordCodes) -> list[int]:
+    """The bits of each word's indices: enough for every value its dictionary holds."""
+    return [max(len(v) - 1, 0).bit_length() for v in codes.values]
+
+
+class PackedVisited(Visited):
+    """`Visited` over coded keys, their indices bit-packed into lanes (`Layout`)."""
+
+    def __init__(self, fmt: KeyFormat, codes: WordCodes):
+        super().__init__(fmt, [])
+        self.codes = codes
+        self.layout = Layout([[] for _ in range(fmt.words - 1)], [])
+        self._lanes: list[np.ndarray] = []
+
+    def __getstate__(self) -> dict:
+        return {"fmt": self.fmt, "n": self.n, "_sort_key": self.sort_key.copy(), "codes": self.codes,
+                "layout": self.layout, "_lanes": [a[: self.n].copy() for a in self._lanes], "_extras": []}
+
+    @property
+    def lanes(self) -> list[np.ndarray]:
+        return [a[: self.n] for a in self._lanes]
+
+    @property
+    def extras(self) -> list[np.ndarray]:
+        """Every word's indices, a word unpacked when it is read (a spill writes them one at a time)."""
+        return _Unpacked(self)  # type: ignore[return-value]
+
+    @property
+    def nbytes(self) -> int:
+        return self.sort_key.nbytes + sum(a.nbytes for a in self.lanes)
+
+    def stored(self, at: np.ndarray, count: int) -> list[np.ndarray]:
+        lanes = [a[at] for a in self.lanes]
+        return [self.layout.unpack(w, lanes, len(at)) for w in range(count)]
+
+    def widen(self, w: int, dtype: np.dtype) -> None:
+        """Nothing to do: the keys stored fit their bits; the next merge makes room for more."""
+
+    def merge(self, sort_key: np.ndarray, extras: Sequence[New], pos: np.ndarray | None = None,
+              pool: Executor | None = None, ways: int = 1) -> None:
+        m = len(sort_key)
+        if m == 0:
+            return
+        self._fit(_needed(self.codes))
+        need = self.n + m
+        if need > len(self._sort_key):
+            room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
+            self._sort_key = grown(self._sort_key, room)
+            self._lanes = [grown(a, room) for a in self._lanes]
+        new = [np.zeros(m, dtype=dt) for dt in self.layout.dtypes()]
+        for w, x in enumerate(extras):  # a word at a time: given as functions, each is made when packed
+            self.layout.pack(w, x() if callable(x) else x, new)
+        if pos is None:
+            pos = np.searchsorted(self.sort_key, sort_key)
+        arrays, news = [self._sort_key, *self._lanes], [sort_key, *new]
+        if pool is None or ways < 2:
+            insert(arrays, self.n, news, pos)
+        else:
+            n, at = self.n, pos
+            list(pool.map(lambda k: insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
+        self.n = need
+
+    def _fit(self, need: list[int]) -> None:
+        """Room in the layout for indices of `need[w]` bits."""
+        if all(b <= self.layout.bits(w) for w, b in enumerate(need)):
+            return
+        if self.n <= _RELAYOUT_KEYS:
+            self._relayout(Layout.fresh(need))
+            return
+        layout = self.layout.grown(need)
+        room = len(self._sort_key)
+        for lane, dtype in enumerate(layout.dtypes()):
+            if lane == len(self._lanes):
+                self._lanes.append(np.zeros(room, dtype=dtype))
+            elif self._lanes[lane].dtype != dtype:
+                self._lanes[lane] = self._lanes[lane].astype(dtype)
+        self.layout = layout
+
+    def _relayout(self, layout: Layout) -> None:
+        """Every stored key packed afresh in `layout`."""
+        room = len(self._sort_key)
+        lanes = [np.zeros(room, dtype=dt) for dt in layout.dtypes()]
+        for start in range(0, self.n, _BLOCK):
+            block = [a[start:start + _BLOCK] for a in self._lanes]
+            size = len(block[0]) if block else min(_BLOCK, self.n - start)
+            part = [np.zeros(size, dtype=dt) for dt in layout.dtypes()]
+            for w in range(len(layout.pieces)):
+                layout.pack(w, self.layout.unpack(w, block, size), part)
+            for a, p in zip(lanes, part):
+                a[start:start + size] = p
+        self._lanes, self.layout = lanes, layout
+
+
+class _Unpacked(Sequence[np.ndarray]):
+    """A packed set's words, each unpacked when it is read."""
+
+    def __init__(self, of: PackedVisited):
+        self.of = of
+
+    def __len__(self) -> int:
+        return len(self.of.layout.pieces)
+
+    @overload
+    def __getitem__(self, w: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, w: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, w: int | slice) -> np.ndarray | list[np.ndarray]:
+        if isinstance(w, slice):
+            return [self[i] for i in range(len(self))[w]]
+        if not 0 <= w < len(self):
+            raise IndexError(w)
+        return self.of.layout.unpack(w, self.of.lanes, self.of.n)
