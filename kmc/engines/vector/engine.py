@@ -537,6 +537,9 @@ class Search:
             checkpoint.keep(self, depth + 1, sorted_keys, level)
             self.in_memory.append((depth + 1, len(level)))
             self.kept_last = depth + 1
+        if isinstance(self.visited, PackedVisited):  # the level's indices packed as the visited set's are
+            del sorted_keys  # (its words, which the level alone holds now, let go one at a time)
+            level.pack(self.visited.layout)
         return level
 
     def _fit(self) -> None:

@@ -3,10 +3,11 @@ visited set holds keys.
 
 A state is its packed words (kmc/engines/vector/packing.py). Wide keys (three words or more)
 are held as the visited set holds them (kmc/engines/vector/keyset.py): the sort key, and each
-other word as its index in that word's dictionary (`WordCodes`), so a level of 3-broker kraft
-takes about 70 bytes a state instead of its 47 words' 376. The words of a slice of states are
-decoded when the slice is expanded, a slice of each array. With --symmetry a level holds the
-states themselves, not their canonical keys, so it keeps the words.
+other word as its index in that word's dictionary (`WordCodes`), the indices bit-packed as
+the visited set packs them (kmc/engines/vector/packed.py), so a level of 3-broker kraft takes
+about 42 bytes a state instead of its 47 words' 376. The words of a slice of states are
+unpacked and decoded when the slice is expanded. With --symmetry a level holds the states
+themselves, not their canonical keys, so it keeps the words.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Callable
 import numpy as np
 
 from kmc.engines.vector.keyset import KeyFormat, WordCodes
+from kmc.engines.vector.packed import Layout
 
 U64 = np.uint64
 
@@ -25,12 +27,13 @@ class Level:
     in order."""
 
     def __init__(self, size: int, words: np.ndarray | None = None, coded: tuple[np.ndarray, list[np.ndarray]] | None = None,
-                 fmt: KeyFormat | None = None, codes: WordCodes | None = None):
+                 fmt: KeyFormat | None = None, codes: WordCodes | None = None, layout: Layout | None = None):
         self.size = size
         self._words = words
-        self._coded = coded
+        self._coded = coded  # (sort keys, each word's indices), or with `layout` (sort keys, lanes)
         self._fmt = fmt
         self._codes = codes
+        self._layout = layout
 
     @classmethod
     def of_words(cls, words: np.ndarray) -> Level:
@@ -41,6 +44,18 @@ class Level:
 ) -> Level:
         """The level of coded keys given in its order."""
         return cls(len(sort_key), coded=(sort_key, extras), fmt=fmt, codes=codes)
+
+    def pack(self, layout: Layout) -> None:
+        """Hold the indices of a level of coded keys packed into lanes by `layout` (which has room
+        for them), each word's array let go once it is packed."""
+        if self._coded is None or self._layout is not None:
+            return
+        sort_key, extras = self._coded
+        self._coded = None
+        lanes = [np.zeros(self.size, dtype=dt) for dt in layout.dtypes()]
+        while extras:
+            layout.pack(len(extras) - 1, extras.pop(), lanes)
+        self._coded, self._layout = (sort_key, lanes), layout
 
     def __len__(self) -> int:
         return self.size
@@ -68,6 +83,10 @@ class Level:
             return [("words", lambda: words)]
         assert self._coded is not None
         sort_key, extras = self._coded
+        if self._layout is not None:
+            layout, lanes = self._layout, extras
+            return [("sort", lambda: sort_key),
+                    *((f"word-{w}", lambda w=w: layout.unpack(w, lanes, self.size)) for w in range(len(layout.pieces)))]
         return [("sort", lambda: sort_key), *((f"word-{w}", lambda x=x: x) for w, x in enumerate(extras))]
 
     def store(self, save: Callable[[str, np.ndarray], np.ndarray]) -> None:
@@ -78,7 +97,9 @@ class Level:
         if self._words is not None:
             self._words = held["words"]
         elif self._coded is not None:
-            self._coded = (held["sort"], [held[f"word-{w}"] for w in range(len(self._coded[1]))])
+            count = len(self._coded[1]) if self._layout is None else len(self._layout.pieces)
+            self._coded = (held["sort"], [held[f"word-{w}"] for w in range(count)])
+            self._layout = None  # each word's indices, as the arrays saved hold them
 
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """The packed words (words x states, uint64) of the states from `start` to `stop`."""
@@ -87,4 +108,8 @@ class Level:
         assert self._coded is not None and self._fmt is not None and self._codes is not None
         sort_key, extras = self._coded
         at = slice(start, stop)
-        return self._fmt.join(sort_key[at], self._codes.decode([x[at] for x in extras]))
+        coded = [x[at] for x in extras]
+        if self._layout is not None:
+            n = len(sort_key[at])
+            coded = [self._layout.unpack(w, coded, n) for w in range(len(self._layout.pieces))]
+        return self._fmt.join(sort_key[at], self._codes.decode(coded))
