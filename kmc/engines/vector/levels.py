@@ -110,6 +110,6 @@ class Level:
         at = slice(start, stop)
         coded = [x[at] for x in extras]
         if self._layout is not None:
-            n = len(sort_key[at])
-            coded = [self._layout.unpack(w, coded, n) for w in range(len(self._layout.pieces))]
+            n, lanes = len(sort_key[at]), self._layout.wide(coded)
+            coded = [self._layout.unpack(w, lanes, n, narrow=False) for w in range(len(self._layout.pieces))]
         return self._fmt.join(sort_key[at], self._codes.decode(coded))

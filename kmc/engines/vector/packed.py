@@ -77,15 +77,30 @@ class Layout:
             lanes[lane] |= (part << U64(shift)).astype(lanes[lane].dtype, copy=False)
             low += bits
 
-    def unpack(self, w: int, lanes: Sequence[np.ndarray], n: int) -> np.ndarray:
-        """Word w's indices from `lanes` (n keys), in the narrowest dtype that holds them."""
-        out = np.zeros(n, dtype=U64)
+    def unpack(self, w: int, lanes: Sequence[np.ndarray], n: int, narrow: bool = True) -> np.ndarray:
+        """Word w's indices from `lanes` (n keys; faster given as uint64: `wide`), in the narrowest
+        dtype that holds them (or, not `narrow`, as uint64)."""
+        pieces = self.pieces[w]
+        if not pieces:
+            return np.zeros(n, dtype=np.uint8 if narrow else U64)
+        out: np.ndarray | None = None
         low = 0
-        for lane, shift, bits in self.pieces[w]:
-            part = (lanes[lane].astype(U64, copy=False) >> U64(shift)) & U64((1 << bits) - 1)
-            out |= part << U64(low) if low else part
+        for lane, shift, bits in pieces:
+            part = lanes[lane].astype(U64, copy=False) >> U64(shift)
+            part &= U64((1 << bits) - 1)
+            if out is None:
+                out = part
+            else:
+                part <<= U64(low)
+                out |= part
             low += bits
-        return out.astype(_dtype(low), copy=False)
+        assert out is not None
+        return out.astype(_dtype(low), copy=False) if narrow else out
+
+    @staticmethod
+    def wide(lanes: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """Lanes as uint64, to unpack many words from."""
+        return [a.astype(U64, copy=False) for a in lanes]
 
 
 def _place(used: list[int], bits: int) -> Piece:
@@ -135,8 +150,8 @@ class PackedVisited(Visited):
         return self.sort_key.nbytes + sum(a.nbytes for a in self.lanes)
 
     def stored(self, at: np.ndarray, count: int) -> list[np.ndarray]:
-        lanes = [a[at] for a in self.lanes]
-        return [self.layout.unpack(w, lanes, len(at)) for w in range(count)]
+        lanes = self.layout.wide([a[at] for a in self.lanes])
+        return [self.layout.unpack(w, lanes, len(at), narrow=False) for w in range(count)]
 
     def widen(self, w: int, dtype: np.dtype) -> None:
         """Nothing to do: the keys stored fit their bits; the next merge makes room for more."""
