@@ -4,6 +4,8 @@ outgrow their bits, both when the set is laid out afresh and when words grow by 
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -75,6 +77,8 @@ def test_packed_visited_is_the_visited_set(monkeypatch: pytest.MonkeyPatch, rela
         assert all(np.array_equal(a, b) for a, b in zip(bits.extras, plain.extras))
         assert len(bits.extras) == 3 and [x.tolist() for x in bits.extras[1:]] == [x.tolist() for x in plain.extras[1:]]
     assert len(bits) == len(held)
+    again = pickle.loads(pickle.dumps(bits))
+    assert np.array_equal(again.sort_key, bits.sort_key) and all(np.array_equal(a, b) for a, b in zip(again.extras, bits.extras))
     need = [(len(v) - 1).bit_length() for v in codes.values]
     assert need[0] > 8 and need[1] > 1
     assert [bits.layout.bits(w) for w in range(3)] == need  # each word as many bits as its dictionary needs

@@ -180,7 +180,7 @@ class Visited:
         return self._sort_key[: self.n]
 
     @property
-    def extras(self) -> list[np.ndarray]:
+    def extras(self) -> Sequence[np.ndarray]:
         return [e[: self.n] for e in self._extras]
 
     @property

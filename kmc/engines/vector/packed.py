@@ -141,9 +141,9 @@ class PackedVisited(Visited):
         return [a[: self.n] for a in self._lanes]
 
     @property
-    def extras(self) -> list[np.ndarray]:
+    def extras(self) -> Sequence[np.ndarray]:
         """Every word's indices, a word unpacked when it is read (a spill writes them one at a time)."""
-        return _Unpacked(self)  # type: ignore[return-value]
+        return _Unpacked(self)
 
     @property
     def nbytes(self) -> int:
