@@ -55,6 +55,7 @@ def test_packed_visited_is_the_visited_set(monkeypatch: pytest.MonkeyPatch, rela
     dictionary grows past 8 bits and word 2's from one value to many."""
     if not relayout:
         monkeypatch.setattr(packed, "_RELAYOUT_KEYS", 0)
+    monkeypatch.setattr(packed, "_BLOCK", 7)  # laid out afresh a few keys at a time
     monkeypatch.setattr(keyset, "mix", lambda x: (x & np.uint64(255)) << np.uint64(3))  # shared sort keys
     rng = np.random.default_rng(5)
     fmt = KeyFormat([64, 64, 64, 20])

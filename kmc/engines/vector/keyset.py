@@ -224,6 +224,10 @@ class Visited:
         """The first `count` other words of the keys stored at positions `at`."""
         return [e[at] for e in self.extras[:count]]
 
+    def _incoming(self, extras: Sequence[New], m: int) -> Sequence[New]:
+        """New keys' other words (m keys) as this set stores them."""
+        return extras
+
     def widen(self, w: int, dtype: np.dtype) -> None:
         """Store other word w (coded: kmc/engines/vector/keyset.py:WordCodes) in a wider dtype."""
         self._extras[w] = self._extras[w].astype(dtype)
@@ -236,6 +240,7 @@ class Visited:
         m = len(sort_key)
         if m == 0:
             return
+        extras = self._incoming(extras, m)
         need = self.n + m
         if need > len(self._sort_key):
             room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
@@ -252,10 +257,10 @@ class Visited:
             pos = np.searchsorted(self.sort_key, sort_key)
         arrays, news = [self._sort_key, *self._extras], [sort_key, *extras]
         if pool is None or ways < 2:
-            insert(arrays, self.n, news, pos)
+            _insert(arrays, self.n, news, pos)
         else:
             n, at = self.n, pos
-            list(pool.map(lambda k: insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
+            list(pool.map(lambda k: _insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
         self.n = need
 
 
@@ -412,7 +417,7 @@ def grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
+def _insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
     """Insert each of `news` into the sorted first n elements of its array in `arrays` (which
     have room for them), new[i] before a[pos[i]] (pos ascending): each stored element moves up
     by the number of new ones inserted at or below it, a block at a time from the top, so

@@ -21,12 +21,11 @@ Exact, as the set it replaces: the same keys, order and searches (`find`, `merge
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from typing import overload
 
 import numpy as np
 
-from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes, grown, insert
+from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes
 
 U64 = np.uint64
 LANE_BITS = 64
@@ -124,21 +123,21 @@ def _needed(codes: WordCodes) -> list[int]:
 
 
 class PackedVisited(Visited):
-    """`Visited` over coded keys, their indices bit-packed into lanes (`Layout`)."""
+    """`Visited` over coded keys, their indices bit-packed into lanes (`Layout`), which it stores
+    where the plain set stores each word's indices."""
 
     def __init__(self, fmt: KeyFormat, codes: WordCodes):
         super().__init__(fmt, [])
         self.codes = codes
         self.layout = Layout([[] for _ in range(fmt.words - 1)], [])
-        self._lanes: list[np.ndarray] = []
 
     def __getstate__(self) -> dict:
         return {"fmt": self.fmt, "n": self.n, "_sort_key": self.sort_key.copy(), "codes": self.codes,
-                "layout": self.layout, "_lanes": [a[: self.n].copy() for a in self._lanes], "_extras": []}
+                "layout": self.layout, "_extras": [a.copy() for a in self.lanes]}
 
     @property
     def lanes(self) -> list[np.ndarray]:
-        return [a[: self.n] for a in self._lanes]
+        return [a[: self.n] for a in self._extras]
 
     @property
     def extras(self) -> Sequence[np.ndarray]:
@@ -156,29 +155,14 @@ class PackedVisited(Visited):
     def widen(self, w: int, dtype: np.dtype) -> None:
         """Nothing to do: the keys stored fit their bits; the next merge makes room for more."""
 
-    def merge(self, sort_key: np.ndarray, extras: Sequence[New], pos: np.ndarray | None = None,
-              pool: Executor | None = None, ways: int = 1) -> None:
-        m = len(sort_key)
-        if m == 0:
-            return
+    def _incoming(self, extras: Sequence[New], m: int) -> Sequence[New]:
+        """New keys' indices packed into lanes, the layout first given room for every index the
+        dictionaries hold."""
         self._fit(_needed(self.codes))
-        need = self.n + m
-        if need > len(self._sort_key):
-            room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
-            self._sort_key = grown(self._sort_key, room)
-            self._lanes = [grown(a, room) for a in self._lanes]
-        new = [np.zeros(m, dtype=dt) for dt in self.layout.dtypes()]
+        lanes = [np.zeros(m, dtype=dt) for dt in self.layout.dtypes()]
         for w, x in enumerate(extras):  # a word at a time: given as functions, each is made when packed
-            self.layout.pack(w, x() if callable(x) else x, new)
-        if pos is None:
-            pos = np.searchsorted(self.sort_key, sort_key)
-        arrays, news = [self._sort_key, *self._lanes], [sort_key, *new]
-        if pool is None or ways < 2:
-            insert(arrays, self.n, news, pos)
-        else:
-            n, at = self.n, pos
-            list(pool.map(lambda k: insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
-        self.n = need
+            self.layout.pack(w, x() if callable(x) else x, lanes)
+        return lanes
 
     def _fit(self, need: list[int]) -> None:
         """Room in the layout for indices of `need[w]` bits."""
@@ -190,10 +174,10 @@ class PackedVisited(Visited):
         layout = self.layout.grown(need)
         room = len(self._sort_key)
         for lane, dtype in enumerate(layout.dtypes()):
-            if lane == len(self._lanes):
-                self._lanes.append(np.zeros(room, dtype=dtype))
-            elif self._lanes[lane].dtype != dtype:
-                self._lanes[lane] = self._lanes[lane].astype(dtype)
+            if lane == len(self._extras):
+                self._extras.append(np.zeros(room, dtype=dtype))
+            elif self._extras[lane].dtype != dtype:
+                self._extras[lane] = self._extras[lane].astype(dtype)
         self.layout = layout
 
     def _relayout(self, layout: Layout) -> None:
@@ -201,14 +185,14 @@ class PackedVisited(Visited):
         room = len(self._sort_key)
         lanes = [np.zeros(room, dtype=dt) for dt in layout.dtypes()]
         for start in range(0, self.n, _BLOCK):
-            block = [a[start:start + _BLOCK] for a in self._lanes]
-            size = len(block[0]) if block else min(_BLOCK, self.n - start)
+            size = min(_BLOCK, self.n - start)
+            block = self.layout.wide([a[start:start + size] for a in self._extras])
             part = [np.zeros(size, dtype=dt) for dt in layout.dtypes()]
             for w in range(len(layout.pieces)):
                 layout.pack(w, self.layout.unpack(w, block, size), part)
             for a, p in zip(lanes, part):
                 a[start:start + size] = p
-        self._lanes, self.layout = lanes, layout
+        self._extras, self.layout = lanes, layout
 
 
 class _Unpacked(Sequence[np.ndarray]):
