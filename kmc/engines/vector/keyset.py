@@ -149,10 +149,10 @@ def _argsort(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class Visited:
     """The keys of every state found so far, sorted by sort key.
 
-    The arrays have room to spare: a merge shifts the stored keys up in place, a block at a
-    time from the top, and grows the arrays by `ndarray.resize` (a realloc, which the C library
-    does for large arrays by remapping pages, not copying), so merging never holds two copies
-    of the visited set."""
+    A merge grows the arrays to the size they need by `ndarray.resize` (a realloc, which the C
+    library does for large arrays by remapping pages, not copying) and shifts the stored keys
+    up in place, a block at a time from the top, so merging never holds two copies of the
+    visited set."""
 
     def __init__(self, fmt: KeyFormat, extra_dtypes: list[np.dtype] | None = None):
         self.fmt = fmt
@@ -243,9 +243,9 @@ class Visited:
         extras = self._incoming(extras, m)
         need = self.n + m
         if need > len(self._sort_key):
-            room = max(need, len(self._sort_key) + len(self._sort_key) // 4, 1024)
-            self._sort_key = grown(self._sort_key, room)
-            self._extras = [grown(e, room) for e in self._extras]
+            # no room to spare: it would be resident memory (ndarray.resize writes zeros into it)
+            self._sort_key = grown(self._sort_key, need)
+            self._extras = [grown(e, need) for e in self._extras]
         if pos is None and not extras:
             # one-word keys: appended, then merged by a stable sort (numpy's timsort finds the
             # two sorted runs and merges them in one pass, with a buffer the size of the smaller)
