@@ -97,8 +97,8 @@ class Level:
         if self._words is not None:
             self._words = held["words"]
         elif self._coded is not None:
-            count = len(self._coded[1]) if self._layout is None else len(self._layout.pieces)
-            self._coded = (held["sort"], [held[f"word-{w}"] for w in range(count)])
+            assert self._fmt is not None
+            self._coded = (held["sort"], [held[f"word-{w}"] for w in range(self._fmt.words - 1)])
             self._layout = None  # each word's indices, as the arrays saved hold them
 
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:

@@ -44,9 +44,6 @@ def sort_key_kernel(module: ir.Module, words: int) -> None:
     fn, a = kernel_function(module, "sort_keys", ("K", "n", "stride", "out"), lambda x: I64 if x in _SCALARS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
-    def mix(x: ir.Value) -> ir.Value:
-        return _mix(b, x)
-
     # word by word over all the keys: each key's chain of mixes waits on itself, the keys' do not
     def word(w: int, j: ir.Value) -> ir.Value:
         return b.load(b.gep(a["K"], [b.add(b.mul(c64(w), a["stride"]), j)], inbounds=True))
@@ -55,10 +52,10 @@ def sort_key_kernel(module: ir.Module, words: int) -> None:
         return b.gep(a["out"], [j], inbounds=True)
 
     with Loop(b, a["n"], "first") as lj:
-        b.store(mix(word(1, lj.value)), out(lj.value))
+        b.store(_mix(b, word(1, lj.value)), out(lj.value))
     for w in range(2, words):
         with Loop(b, a["n"], f"w{w}") as lj:
-            b.store(mix(b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
+            b.store(_mix(b, b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
     with Loop(b, a["n"], "last") as lj:
         b.store(b.xor(word(0, lj.value), b.load(out(lj.value))), out(lj.value))
     b.ret_void()
