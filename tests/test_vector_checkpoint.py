@@ -20,6 +20,7 @@ import pytest
 
 from kmc.api import Checkpoint, Limits, SearchOptions, check
 from kmc.cli.main import main
+from kmc.engines.vector.packed import Layout
 from kmc.errors import BadInput
 from tests.conftest import build
 from tests.test_vector_parity import outcome
@@ -120,6 +121,48 @@ def _rewrite(root: Path, level: int, name: str, a: np.ndarray) -> None:
     (root / "manifest.json").write_text(json.dumps(m))
 
 
+def _as_format_2(root: Path) -> tuple[int, int]:
+    """Rewrite a checkpoint's coded keys a word a file, as format 2 kept them (an older kmc's
+    checkpoint), and re-sign it; the bytes of the keys' other words before and after."""
+    m = json.loads((root / "manifest.json").read_text())
+    packed = unpacked = 0
+    for lv in m["levels"]:
+        d = root / f"level-{lv['level']:04d}"
+        layout = Layout.from_table(np.load(d / "keys-layout.npy"), m["key_words"] - 1)
+        lanes = [np.load(d / f"keys-lane-{lane}.npy") for lane in range(len(layout.used))]
+        for f in [d / "keys-layout.npy", *(d / f"keys-lane-{lane}.npy" for lane in range(len(layout.used)))]:
+            packed += f.stat().st_size
+            del lv["files"][f.name]
+            f.unlink()
+        for w in range(m["key_words"] - 1):
+            f = d / f"keys-word-{w}.npy"
+            np.save(f, layout.unpack(w, lanes, lv["keys"]), allow_pickle=False)
+            unpacked += f.stat().st_size
+            lv["files"][f.name] = [f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()]
+    m["format"] = 2
+    content = {k: v for k, v in m.items() if k != "digest"}
+    m["digest"] = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    (root / "manifest.json").write_text(json.dumps(m))
+    return packed, unpacked
+
+
+@pytest.mark.parametrize("memory_limit", [None, 1])
+def test_a_checkpoint_of_format_2_resumes(tmp_path: Path, memory_limit: int | None) -> None:
+    """Coded keys were kept a word a file before they were bit-packed: such a checkpoint resumes
+    (spilling into its files too), and goes on in the new format beside the old levels."""
+    model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)
+    packed, unpacked = _as_format_2(tmp_path)
+    assert packed < 0.6 * unpacked
+    want = outcome(check(model, invariants))
+    resumed = check(model, invariants, limits=Limits(memory_limit=memory_limit),
+                    checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    assert outcome(resumed) == want
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    assert m["format"] == 3
+    assert "keys-word-0.npy" in m["levels"][8]["files"] and "keys-layout.npy" in m["levels"][9]["files"]
+    assert outcome(check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))) == want
+
+
 @pytest.mark.parametrize("name, change, message", [
     ("links-parent.npy", lambda a: a + 10**6, "a parent link out of range"),
     ("links-parent.npy", lambda a: a[:-1], r"expected one of int32 with \d+ elements"),
@@ -130,6 +173,21 @@ def test_a_checkpoint_whose_arrays_are_wrong_is_refused(tmp_path: Path, name: st
     model, invariants = _stopped(tmp_path, "replication", dict(mode="kip320"), SearchOptions(), 5)
     a = np.load(tmp_path / "level-0004" / name)
     _rewrite(tmp_path, 4, name, change(a))
+    with pytest.raises(BadInput, match=message):
+        check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+
+
+@pytest.mark.parametrize("name, change, message", [
+    ("keys-layout.npy", lambda a: np.concatenate([a, a[:4]]), r"keys-layout.npy: two pieces overlap in lane 0: "
+     "the run cannot be resumed"),
+    ("keys-layout.npy", lambda a: a.astype(np.int32), "expected one of int64"),
+    ("keys-lane-0.npy", lambda a: a | a.dtype.type(np.iinfo(a.dtype).max), r"keys-lane-\*.npy: word \d+ has a code beyond "
+     "its dictionary"),
+    ("keys-lane-0.npy", lambda a: a.astype(np.int64), "expected one of uint"),
+])
+def test_a_checkpoint_whose_packed_keys_are_wrong_is_refused(tmp_path: Path, name: str, change: Any, message: str) -> None:
+    model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)
+    _rewrite(tmp_path, 7, name, change(np.load(tmp_path / "level-0007" / name)))
     with pytest.raises(BadInput, match=message):
         check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
 

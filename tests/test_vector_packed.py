@@ -48,6 +48,41 @@ def test_a_grown_word_keeps_its_first_bits_where_they_were() -> None:
     assert grown.bits(0) == 7 and len(grown.pieces[0]) == 2
 
 
+def test_a_layout_is_kept_as_a_table_and_a_lane_is_built_alone() -> None:
+    """What a checkpoint writes (kmc/engines/vector/checkpoint.py): the table reads back as the
+    layout, and a lane built from the words with a piece in it is the lane all words pack."""
+    rng = np.random.default_rng(2)
+    n = 300
+    bits = [3, 9, 17, 40, 0, 1, 30]
+    for layout in [Layout.fresh(bits), Layout.fresh(bits).grown([5, 9, 20, 41, 2, 1, 30])]:
+        again = Layout.from_table(layout.table(), len(bits))
+        assert (again.pieces, again.used) == (layout.pieces, layout.used)
+        words = [rng.integers(0, 1 << layout.bits(w), n, dtype=np.uint64) for w in range(len(bits))]
+        lanes = [np.zeros(n, dtype=dt) for dt in layout.dtypes()]
+        for w, x in enumerate(words):
+            layout.pack(w, x, lanes)
+        for lane, want in enumerate(lanes):
+            made: list[int] = []
+            given = [lambda w=w, x=x: made.append(w) or x for w, x in enumerate(words)]
+            got = layout.lane(lane, given, n)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+            assert made == [w for w in range(len(bits)) if any(p[0] == lane for p in layout.pieces[w])]
+
+
+@pytest.mark.parametrize("table, message", [
+    ([0, 0, 0, 8, 1, 0, 4, 8], "two pieces overlap in lane 0"),
+    ([0, 1, 0, 8], "a lane that holds no piece"),
+    ([0, 0, 60, 8], r"a piece out of range \(word 0, lane 0, shift 60, bits 8"),
+    ([2, 0, 0, 8], "a piece out of range"),
+    ([0, 0, 0, 0], "a piece out of range"),
+    ([0, 0, 0, 40, 0, 1, 0, 40], "a word of more than 64 bits"),
+    ([0, 0, 0], r"int64\[3\] is not rows of \(word, lane, shift, bits\)"),
+])
+def test_a_table_that_is_no_layout_is_refused(table: list[int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Layout.from_table(np.array(table, dtype=np.int64), 2)
+
+
 @pytest.mark.parametrize("relayout", [True, False])
 def test_packed_visited_is_the_visited_set(monkeypatch: pytest.MonkeyPatch, relayout: bool) -> None:
     """Level after level of coded keys merged into both sets: the same sort keys in the same

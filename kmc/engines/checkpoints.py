@@ -34,12 +34,17 @@ MANIFEST = "manifest.json"
 
 @dataclass(frozen=True)
 class Layout:
-    """An engine's checkpoints: its name, its format number and where a level keeps its
-    frontier (the path prefix of those files inside the level's directory)."""
+    """An engine's checkpoints: its name, the format number it writes, where a level keeps its
+    frontier (the path prefix of those files inside the level's directory), and the older
+    formats it still reads."""
 
     engine: str
     format: int
     frontier: str
+    reads_older: tuple[int, ...] = ()
+
+    def formats(self) -> str:
+        return " or ".join(str(f) for f in (*self.reads_older, self.format))
 
 
 def level_dir(root: Path, level: int) -> Path:
@@ -115,9 +120,9 @@ def proved(root: Path, layout: Layout) -> dict[str, Any]:
         raise BadInput(f"--resume: {path} is not valid JSON ({e})") from e
     if not isinstance(manifest, dict):
         raise BadInput(f"--resume: {path} is not a kmc manifest (not a JSON object)")
-    if manifest.get("format") != layout.format:
+    if manifest.get("format") not in (*layout.reads_older, layout.format):
         raise BadInput(f"--resume: {path} has format {manifest.get('format')!r}; this kmc reads format "
-                       f"{layout.format} ({layout.engine} engine)")
+                       f"{layout.formats()} ({layout.engine} engine)")
     content = {k: v for k, v in manifest.items() if k != "digest"}
     if manifest.get("digest") != _digest(content):
         raise BadInput(f"--resume: {path} was changed after kmc wrote it (its digest does not match its content); "

@@ -4,8 +4,11 @@ level on disk, and a stopped run continued from the last one.
 After level L is merged into the visited set, DIR/level-LLLL/ gets, as NumPy .npy files (read
 back without pickles: data, never code):
 
-- `keys-sort.npy`, `keys-word-W.npy`: the level's keys as the visited set holds them (sorted by
-  sort key; the other words coded, kmc/engines/vector/keyset.py);
+- `keys-sort.npy`: the level's sort keys, sorted, and the other words of its keys in that
+  order: coded keys (kmc/engines/vector/keyset.py) bit-packed into lanes, each index in the bits
+  its dictionary needs (`keys-lane-L.npy`, and `keys-layout.npy`, where each word's bits are:
+  kmc/engines/vector/packed.py); keys not coded a word a file (`keys-word-W.npy`, as format 2
+  kept coded keys too, which --resume still reads);
 - `links-parent.npy`, `links-action.npy` (from level 2): each state's parent in the level before
   and the instance that reached it, for counterexamples;
 - `frontier-*.npy`: the level's states in the scalar engine's order (the keys again, coded, or
@@ -34,13 +37,15 @@ import numpy as np
 from kmc.engines import checkpoints
 from kmc.engines.checkpoints import Layout, level_dir
 from kmc.engines.interface import SearchOptions
+from kmc.engines.vector import packed
 from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes
 from kmc.engines.vector.levels import Level
+from kmc.engines.vector.packed import PackedVisited
 from kmc.engines.vector.verdicts import Expansion
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
-LAYOUT = Layout("vector", 2, "frontier-")  # 2: the frontier is checked when it is expanded
+LAYOUT = Layout("vector", 3, "frontier-", reads_older=(2,))  # 3: coded keys bit-packed; 2: a word a file
 _CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
 
@@ -87,12 +92,47 @@ class Stored:
                            f"{', '.join(str(d) for d in dtypes)} with {length} elements: the run cannot be resumed")
         return a
 
-    def keys(self, level: int, fmt: KeyFormat, coded: bool, name: str = "keys") -> tuple[np.ndarray, list[np.ndarray]]:
+    def keys(self, level: int, fmt: KeyFormat, codes: WordCodes | None) -> tuple[np.ndarray, list[New]]:
+        """Level `level`'s keys: the sort keys, and the other words (arrays, or functions that
+        unpack them from lanes), every index within its dictionary (given `codes`)."""
         size = self.sizes[level - 1]
-        sort_key = self.array(level, f"{name}-sort", [np.dtype(np.uint64)], size)
-        extras = [self.array(level, f"{name}-word-{w}", _CODE_DTYPES if coded else [dt], size)
-                  for w, dt in enumerate(fmt.extra_dtypes)]
-        return sort_key, extras
+        sort_key = self.array(level, "keys-sort", [np.dtype(np.uint64)], size)
+        if codes is None or "keys-layout.npy" not in self.manifest["levels"][level - 1]["files"]:
+            return sort_key, list(self.words(level, "keys", fmt, codes))
+        try:
+            layout = packed.Layout.from_table(np.array(self.array(level, "keys-layout", [np.dtype(np.int64)], None)),
+                                              fmt.words - 1)
+        except ValueError as e:
+            raise BadInput(f"--resume: {level_dir(self.root, level)}/keys-layout.npy: {e}: the run cannot be resumed") \
+                from e
+        lanes = [self.array(level, f"keys-lane-{lane}", [dt], size) for lane, dt in enumerate(layout.dtypes())]
+        return sort_key, [partial(self._unpacked, level, layout, lanes, w, len(codes.values[w]))
+                          for w in range(fmt.words - 1)]
+
+    def key_bytes(self, level: int) -> int:
+        """The bytes of level `level`'s keys on disk."""
+        files = self.manifest["levels"][level - 1]["files"]
+        return sum(int(size) for name, (size, _) in files.items() if name.startswith("keys-"))
+
+    def words(self, level: int, name: str, fmt: KeyFormat, codes: WordCodes | None) -> list[np.ndarray]:
+        """The other words of level `level`'s keys a word a file (`name`-word-W), every index
+        within its dictionary (given `codes`)."""
+        size = self.sizes[level - 1]
+        out = [self.array(level, f"{name}-word-{w}", _CODE_DTYPES if codes is not None else [dt], size)
+               for w, dt in enumerate(fmt.extra_dtypes)]
+        for w, x in enumerate(out):
+            if codes is not None and len(x) and int(x.max()) >= len(codes.values[w]):
+                raise BadInput(f"--resume: {level_dir(self.root, level)}/{name}-word-{w}.npy: a code beyond its "
+                               "dictionary: the run cannot be resumed")
+        return out
+
+    def _unpacked(self, level: int, layout: packed.Layout, lanes: list[np.ndarray], w: int, known: int) -> np.ndarray:
+        """Word w's indices, unpacked from `lanes`: BadInput unless each is below `known`."""
+        x = layout.unpack(w, lanes, self.sizes[level - 1])
+        if len(x) and int(x.max()) >= known:
+            raise BadInput(f"--resume: {level_dir(self.root, level)}/keys-lane-*.npy: word {w} has a code beyond its "
+                           "dictionary: the run cannot be resumed")
+        return x
 
     def codes(self, fmt: KeyFormat) -> WordCodes:
         """The word dictionaries of the last level."""
@@ -122,12 +162,8 @@ class Stored:
         if codes is None:
             rows = [self.array(level, f"frontier-words-{w}", [np.dtype(np.uint64)], size) for w in range(words)]
             return Level.of_words(np.stack(rows) if rows else np.zeros((0, size), dtype=np.uint64))
-        sort_key, extras = self.keys(level, fmt, True, "frontier")
-        for w, x in enumerate(extras):
-            if len(x) and int(x.max()) >= len(codes.values[w]):
-                raise BadInput(f"--resume: {level_dir(self.root, level)}/frontier-word-{w}.npy: a code beyond its "
-                               "dictionary: the run cannot be resumed")
-        return Level.of_codes(sort_key, extras, fmt, codes)
+        sort_key = self.array(level, "frontier-sort", [np.dtype(np.uint64)], size)
+        return Level.of_codes(sort_key, self.words(level, "frontier", fmt, codes), fmt, codes)
 
 
 def frontier_arrays(level: Level, codes: WordCodes | None) -> Arrays:
@@ -151,11 +187,20 @@ def _same(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def kept_keys(root: Path, number: int, size: int, fmt: KeyFormat) -> Visited:
+def kept_keys(root: Path, number: int, size: int, fmt: KeyFormat, codes: WordCodes | None) -> Visited:
     """Level `number`'s keys as this run kept them in `root` (sorted), mapped read-only: a run of
     the visited set on disk that takes no disk of its own (kmc/engines/vector/disk.py)."""
-    return Visited.holding(fmt, kept_array(root, number, "keys-sort", size),
-                           [kept_array(root, number, f"keys-word-{w}", size) for w in range(fmt.words - 1)])
+    sort_key = kept_array(root, number, "keys-sort", size)
+    table = level_dir(root, number) / "keys-layout.npy"
+    if codes is None or not table.exists():
+        return Visited.holding(fmt, sort_key, [kept_array(root, number, f"keys-word-{w}", size)
+                                               for w in range(fmt.words - 1)])
+    try:
+        layout = packed.Layout.from_table(np.load(table, allow_pickle=False), fmt.words - 1)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"--checkpoint-dir: {table}: gone or changed while the run read it ({e})") from e
+    return PackedVisited.over(fmt, codes, layout, sort_key,
+                              [kept_array(root, number, f"keys-lane-{lane}", size) for lane in range(len(layout.used))])
 
 
 def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
@@ -171,17 +216,24 @@ def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
     return a
 
 
-def key_arrays(sort_key: np.ndarray, extras: Sequence[New]) -> Arrays:
-    """The files of a level's keys in sort-key order (the other words as arrays, or functions that gather them)."""
-    return {"keys-sort": partial(_same, sort_key), **{f"keys-word-{w}": x if callable(x) else partial(_same, x)
-                                                      for w, x in enumerate(extras)}}
+def key_arrays(sort_key: np.ndarray, extras: Sequence[New], codes: WordCodes | None) -> Arrays:
+    """The files of a level's keys in sort-key order (the other words as arrays, or functions that
+    gather them): coded keys (given `codes`) bit-packed into lanes, each index in the bits its
+    dictionary needs; others a word a file."""
+    out: Arrays = {"keys-sort": partial(_same, sort_key)}
+    if codes is None:
+        return {**out, **{f"keys-word-{w}": x if callable(x) else partial(_same, x) for w, x in enumerate(extras)}}
+    layout = packed.Layout.fresh(packed.needed(codes))
+    out["keys-layout"] = layout.table
+    out.update({f"keys-lane-{lane}": partial(layout.lane, lane, extras, len(sort_key)) for lane in range(len(layout.used))})
+    return out
 
 
 def keep(search: Any, number: int, keys: tuple[np.ndarray, Sequence[New]], level: Level) -> None:
     """Level `number` of `search` (kmc/engines/vector/engine.py:Search, which imports this module),
     complete and merged, in its --checkpoint-dir; `keys`: its sort keys, sorted, and other words."""
     assert search.checkpoint is not None
-    arrays = key_arrays(*keys)
+    arrays = key_arrays(*keys, search.codes)
     if number > 1:
         arrays.update({"links-parent": partial(_same, search.parents[-1]), "links-action": partial(_same, search.iids[-1]),
                        "frontier-steps": partial(_same, search.expansion.steps)})
@@ -199,19 +251,15 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
     """The run kept in `root`, proved and checked, back in `search`: its last level and depth."""
     stored = Stored(root, identity(search.model, search.invariants, search.options, search.fmt))
     m = stored.manifest
-    coded = search.codes is not None
     if search.codes is not None:
         search.codes = stored.codes(search.fmt)
         search.visited = search.new_visited()
     for number in range(1, stored.depth + 1):
-        sort_key, extras = stored.keys(number, search.fmt, coded)
+        search._exhausted(coming=2 * stored.key_bytes(number))  # room to load and merge the level, or to disk first
+        sort_key, extras = stored.keys(number, search.fmt, search.codes)
         if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
             raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
-        for w, x in enumerate(extras):
-            if search.codes is not None and len(x) and int(x.max()) >= len(search.codes.values[w]):
-                raise BadInput(f"--resume: {root}: a key of level {number} has a code beyond its dictionary: "
-                               "the run cannot be resumed")
-        search.visited.merge(np.array(sort_key), [np.array(x) for x in extras])
+        search.visited.merge(np.array(sort_key), [x if callable(x) else partial(np.array, x) for x in extras])  # a word at a time
         search.in_memory.append((number, len(sort_key)))
         if number > 1:
             parents, iids = stored.links(number, stored.sizes[number - 2], search.step.count,

@@ -161,7 +161,7 @@ def spill(search: Any, level: Level | None) -> None:
     if kept is not None:
         for number, size in search.in_memory:
             if size:
-                disk.keep(checkpoint.kept_keys(kept, number, size, search.fmt))
+                disk.keep(checkpoint.kept_keys(kept, number, size, search.fmt, search.codes))
     else:
         disk.add_run(search.visited)
 

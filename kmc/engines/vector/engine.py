@@ -547,10 +547,11 @@ class Search:
 
     # -- limits ------------------------------------------------------------------------------
 
-    def _exhausted(self, level: Level | None = None, pending: int = 0) -> str | None:
-        """What ends the run now, if anything. Past --memory-limit the run goes on (unless it
-        is to be handed to another engine): what memory holds of the visited set and the parent
-        links, and `level` (the level about to be expanded, at a level's start), go to disk.
+    def _exhausted(self, level: Level | None = None, pending: int = 0, coming: int = 0) -> str | None:
+        """What ends the run now, if anything. Past --memory-limit (less the `coming` bytes the
+        caller is about to take) the run goes on (unless it is to be handed to another engine):
+        what memory holds of the visited set and the parent links, and `level` (the level about
+        to be expanded, at a level's start), go to disk.
         --time-limit keeps time for checking the `pending` states found and not expanded, at
         the rate this run has checked states so far (`_check_unexpanded` runs as it stops)."""
         limits = self.limits
@@ -559,7 +560,7 @@ class Search:
             return limits.exhausted(self.started, reserve)
         if limits.out_of_time(self.started, reserve):
             return "time-limit"
-        if anonymous_memory_bytes() >= limits.memory_limit:
+        if anonymous_memory_bytes() + coming >= limits.memory_limit:
             spill(self, level)
         return None
 

@@ -67,14 +67,54 @@ class Layout:
     def dtypes(self) -> list[np.dtype]:
         return [_dtype(u) for u in self.used]
 
-    def pack(self, w: int, codes: np.ndarray, lanes: list[np.ndarray]) -> None:
-        """Add word w's indices `codes` into `lanes` (zero where its pieces go)."""
+    def table(self) -> np.ndarray:
+        """The layout as a checkpoint keeps it: a (word, lane, shift, bits) row a piece, flat, int64."""
+        return np.array([(w, *p) for w, pieces in enumerate(self.pieces) for p in pieces], dtype=np.int64).reshape(-1)
+
+    @classmethod
+    def from_table(cls, table: np.ndarray, words: int) -> Layout:
+        """The layout of `words` words a `table` gives; ValueError, saying what is wrong, unless
+        its pieces fit lanes of 64 bits without overlapping, every lane has one and no word has
+        more than 64 bits."""
+        if table.ndim != 1 or table.dtype != np.int64 or len(table) % 4:
+            raise ValueError(f"{table.dtype}{list(table.shape)} is not rows of (word, lane, shift, bits), int64")
+        pieces: list[list[Piece]] = [[] for _ in range(words)]
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for w, lane, shift, bits in table.reshape(-1, 4).tolist():
+            if not (0 <= w < words and 0 <= lane < len(table) and shift >= 0 and bits >= 1 and shift + bits <= LANE_BITS):
+                raise ValueError(f"a piece out of range (word {w}, lane {lane}, shift {shift}, bits {bits}; "
+                                 f"{words} words, lanes of {LANE_BITS} bits)")
+            pieces[w].append((lane, shift, bits))
+            spans.setdefault(lane, []).append((shift, shift + bits))
+        if sorted(spans) != list(range(len(spans))):
+            raise ValueError("a lane that holds no piece")
+        for lane, held in spans.items():
+            held.sort()
+            if any(a[1] > b[0] for a, b in zip(held, held[1:])):
+                raise ValueError(f"two pieces overlap in lane {lane}")
+        if any(sum(p[2] for p in ps) > LANE_BITS for ps in pieces):
+            raise ValueError(f"a word of more than {LANE_BITS} bits")
+        return cls(pieces, [max(end for _, end in spans[lane]) for lane in range(len(spans))])
+
+    def pack(self, w: int, codes: np.ndarray, lanes: list[np.ndarray] | dict[int, np.ndarray]) -> None:
+        """Add word w's indices `codes` into `lanes` (zero where its pieces go; given as a dict,
+        only the lanes it holds)."""
         x = codes.astype(U64, copy=False)
         low = 0
         for lane, shift, bits in self.pieces[w]:
-            part = (x >> U64(low)) & U64((1 << bits) - 1) if len(self.pieces[w]) > 1 else x
-            lanes[lane] |= (part << U64(shift)).astype(lanes[lane].dtype, copy=False)
+            if isinstance(lanes, list) or lane in lanes:
+                part = (x >> U64(low)) & U64((1 << bits) - 1) if len(self.pieces[w]) > 1 else x
+                lanes[lane] |= (part << U64(shift)).astype(lanes[lane].dtype, copy=False)
             low += bits
+
+    def lane(self, lane: int, words: Sequence[New], n: int) -> np.ndarray:
+        """Lane `lane` of n keys whose words' indices are `words` (arrays, or functions that make
+        them, called only for the words with a piece in this lane)."""
+        out = {lane: np.zeros(n, dtype=_dtype(self.used[lane]))}
+        for w, x in enumerate(words):
+            if any(p[0] == lane for p in self.pieces[w]):
+                self.pack(w, x() if callable(x) else x, out)
+        return out[lane]
 
     def unpack(self, w: int, lanes: Sequence[np.ndarray], n: int, narrow: bool = True) -> np.ndarray:
         """Word w's indices from `lanes` (n keys; faster given as uint64: `wide`), in the narrowest
@@ -117,7 +157,7 @@ def _dtype(bits: int) -> np.dtype:
     return np.dtype(np.uint8 if bits <= 8 else np.uint16 if bits <= 16 else np.uint32 if bits <= 32 else U64)
 
 
-def _needed(codes: WordCodes) -> list[int]:
+def needed(codes: WordCodes) -> list[int]:
     """The bits of each word's indices: enough for every value its dictionary holds."""
     return [max(len(v) - 1, 0).bit_length() for v in codes.values]
 
@@ -130,6 +170,15 @@ class PackedVisited(Visited):
         super().__init__(fmt, [])
         self.codes = codes
         self.layout = Layout([[] for _ in range(fmt.words - 1)], [])
+
+    @classmethod
+    def over(cls, fmt: KeyFormat, codes: WordCodes, layout: Layout, sort_key: np.ndarray,
+             lanes: list[np.ndarray]) -> PackedVisited:
+        """The set of keys given sorted, their indices in `lanes` as `layout` packs them (arrays
+        mapped read-only too: a checkpoint's level as a run on disk, kmc/engines/vector/disk.py)."""
+        v = cls(fmt, codes)
+        v._sort_key, v._extras, v.layout, v.n = sort_key, list(lanes), layout, len(sort_key)
+        return v
 
     def __getstate__(self) -> dict:
         return {"fmt": self.fmt, "n": self.n, "_sort_key": self.sort_key.copy(), "codes": self.codes,
@@ -158,7 +207,7 @@ class PackedVisited(Visited):
     def _incoming(self, extras: Sequence[New], m: int) -> Sequence[New]:
         """New keys' indices packed into lanes, the layout first given room for every index the
         dictionaries hold."""
-        self._fit(_needed(self.codes))
+        self._fit(needed(self.codes))
         lanes = [np.zeros(m, dtype=dt) for dt in self.layout.dtypes()]
         for w, x in enumerate(extras):  # a word at a time: given as functions, each is made when packed
             self.layout.pack(w, x() if callable(x) else x, lanes)
