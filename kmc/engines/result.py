@@ -3,7 +3,10 @@ CI gates and scripts read the JSON form."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import resource
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,6 +171,26 @@ def anonymous_memory_bytes() -> int:
     files it maps, which the kernel may drop at will); elsewhere the resident set size."""
     found = _status_bytes("RssAnon:")
     return current_memory_bytes() if found is None else found
+
+
+def release_freed_memory() -> None:
+    """Give the pages of freed memory back to the system (glibc's `malloc_trim`; elsewhere
+    nothing). Arrays under 32 MB come from the C library's heaps, which keep what is freed
+    resident: on the first 10 million states of kraft's v3.5 configuration, 450 of the 1,250 MB
+    held after a level."""
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _glibc() -> ctypes.CDLL | None:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc if hasattr(libc, "malloc_trim") else None
+    except OSError:
+        return None
+
+
+_LIBC = _glibc() if sys.platform.startswith("linux") else None
 
 
 def _status_bytes(field: str) -> int | None:

@@ -51,7 +51,7 @@ from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.vector.verdicts import Expansion, Verdicts, steps_per_state, own_steps
-from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes
+from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes, release_freed_memory
 from kmc.engines.interface import Checkpoint, Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations, finish
 from kmc.engines.symmetry import lexmin
@@ -540,6 +540,7 @@ class Search:
         if isinstance(self.visited, PackedVisited):  # the level's indices packed as the visited set's are
             del sorted_keys  # (its words, which the level alone holds now, let go one at a time)
             level.pack(self.visited.layout)
+        release_freed_memory()  # the level's chunks and merges, freed
         return level
 
     def _fit(self) -> None:
@@ -561,7 +562,9 @@ class Search:
         if limits.out_of_time(self.started, reserve):
             return "time-limit"
         if anonymous_memory_bytes() + coming >= limits.memory_limit:
-            spill(self, level)
+            release_freed_memory()  # what the heaps hold freed, first
+            if anonymous_memory_bytes() + coming >= limits.memory_limit:
+                spill(self, level)
         return None
 
     def _limit(self, m: int, offset: int) -> int:
