@@ -182,6 +182,26 @@ def test_native_dictionary_search_is_word_codes_lookup() -> None:
     assert [(x.dtype, x[~plain[1]].tolist()) for x in native[0]] == [(x.dtype, x[~plain[1]].tolist()) for x in plain[0]]
 
 
+def test_native_lower_bounds_are_numpy_s_searchsorted() -> None:
+    """KeyKernels.lower_bounds, which searches the visited set and a level's runs, gives numpy's
+    positions: sorted and unsorted keys, found or not, repeated values, the ends of the range,
+    one value and none, more keys than a block."""
+    import numpy as np
+
+    from kmc.semantics.compiled.keys import KeyKernels
+
+    native = KeyKernels(3).lower_bounds
+    rng = np.random.default_rng(8)
+    for size, m in [(0, 100), (1, 100), (5000, 2), (5000, 3000), (100_000, 5000), (3000, 9000)]:
+        ascending = np.sort(np.concatenate([rng.integers(0, 2**64 - 1, size - size // 4, dtype=np.uint64, endpoint=True),
+                                            np.repeat(rng.integers(0, 2**64 - 1, 1, dtype=np.uint64), size // 4)]))
+        keys = np.concatenate([rng.integers(0, 2**64 - 1, m // 2, dtype=np.uint64, endpoint=True),
+                               ascending[rng.integers(0, size, m - m // 2)] if size else np.zeros(m - m // 2, np.uint64)])
+        keys[:2] = [0, 2**64 - 1]
+        for k in (keys, np.sort(keys)):
+            assert np.array_equal(native(ascending, k), np.searchsorted(ascending, k)), (size, m)
+
+
 def test_a_kernel_planted_wrong_is_named() -> None:
     """One kernel's IR edited (its first comparison negated: `icmp eq` becomes `icmp ne`) and
     compiled: the differential check names that action family, and only it."""

@@ -44,6 +44,7 @@ class CompiledStep(LevelStep):
         function = cache.cached(key, unpack_ir)
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
         self.keys = KeyKernels(packing.words)
+        self.fmt.lower_bounds = self.keys.lower_bounds  # the visited keys searched natively
         self.search = self.keys.search
         self.marks = self.keys
 

@@ -62,6 +62,9 @@ U64 = np.uint64
 CHUNK_WORK = 1 << 21  # states x instances expanded at once: bounds the candidates held at a time
 _SHARES = 4  # with workers, a level is cut in at least this many chunks a worker ...
 _SMALLEST_SHARE = 4096  # ... of at least this many states (each chunk costs some Python)
+# chunks a worker expands ahead of the one this thread checks: 2PC 9, 2 workers, five pairs,
+# 6.55-7.45 s with 2 against 7.07-8.34 s with 1 (the workers waited while this thread accepted)
+_AHEAD = 2
 
 
 def chunk_states(instances: int) -> int:
@@ -304,7 +307,8 @@ class Search:
             if i < len(starts):
                 ahead.append(self._submit(workers > 1, self._expand, level, starts[i], starts[i] + chunk))
 
-        for i in range(min(workers, len(starts))):
+        ahead_of = workers * _AHEAD if workers > 1 else 1  # chunks expanded ahead of the one checked
+        for i in range(min(ahead_of, len(starts))):
             expand(i)
         checked_to = 0  # the states of `level` checked so far
         for i, start in enumerate(starts):
@@ -315,7 +319,7 @@ class Search:
             self.check_seconds += states.seconds
             self.checked_states += len(states.rows)
             if workers > 1:
-                expand(i + workers)
+                expand(i + ahead_of)
             checked_to = start + len(states.rows)
             if self._record(states.bad, states.rows, depth - 1, numbered, start):
                 break

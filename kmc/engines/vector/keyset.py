@@ -38,12 +38,26 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> U64(31))
 
 
+LowerBounds = Callable[[np.ndarray, np.ndarray], np.ndarray]  # np.searchsorted(ascending, keys), side left
+
+
+def lower_bounds(ascending: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Where each key goes in `ascending`: numpy's searchsorted."""
+    return np.searchsorted(ascending, keys)
+
+
 class KeyFormat:
     """How keys of `words` words (of `word_bits` bits each) are stored and sorted."""
 
     def __init__(self, word_bits: list[int]):
         self.words = len(word_bits)
         self.extra_dtypes = [np.dtype(np.uint32) if b <= 32 else np.dtype(U64) for b in word_bits[1:]]
+        # where sorted sort keys are searched: numpy's searchsorted, or a native kernel that does
+        # the same (the compiled engine's: kmc/semantics/compiled/keys.py:KeyKernels.lower_bounds)
+        self.lower_bounds: LowerBounds = lower_bounds
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "lower_bounds": lower_bounds}  # a native function does not pickle
 
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """(sort key, other words) of keys given as words (W x N, uint64)."""
@@ -198,7 +212,7 @@ class Visited:
 
         n = self.n
         mine_key = self.sort_key
-        pos = np.searchsorted(mine_key, sort_key)
+        pos = self.fmt.lower_bounds(mine_key, sort_key)
         if n == 0:
             return np.zeros(len(sort_key), dtype=bool), pos
         at = np.minimum(pos, n - 1)
@@ -254,7 +268,7 @@ class Visited:
             self.n = need
             return
         if pos is None:
-            pos = np.searchsorted(self.sort_key, sort_key)
+            pos = self.fmt.lower_bounds(self.sort_key, sort_key)
         arrays, news = [self._sort_key, *self._extras], [sort_key, *extras]
         if pool is None or ways < 2:
             _insert(arrays, self.n, news, pos)
