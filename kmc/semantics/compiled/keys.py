@@ -125,6 +125,36 @@ def first_kernel(module: ir.Module, words: int) -> None:
     b.ret_void()
 
 
+def _halvings(b: ir.IRBuilder, n: ir.Value, low: ir.Value, ascending: ir.Value, keys: ir.Value, size: ir.Value,
+              below: str, name: str) -> None:
+    """Binary searches of n keys (at `keys`) in the ascending values at `ascending` (as many as
+    `size`, a pointer, holds; it is used up), branch-free, every key's range halved in one pass
+    over the keys so that their loads overlap: low[i] (set to 0 first) ends at the last position
+    of the range whose value is `below` key i (the comparison, unsigned), or 0. `b` is left after."""
+    fn = b.function
+
+    def at(p: ir.Value, j: ir.Value) -> ir.Value:
+        return b.gep(p, [j], inbounds=True)
+
+    with Loop(b, n, f"{name}.clear") as li:
+        b.store(c64(0), at(low, li.value))
+    head, halve, done = (fn.append_basic_block(f"{name}.{part}") for part in ("head", "halve", "done"))
+    b.branch(head)
+    b.position_at_end(head)
+    left = b.load(size)
+    b.cbranch(b.icmp_signed(">", left, c64(1)), halve, done)
+    b.position_at_end(halve)
+    half = b.lshr(left, c64(1))
+    with Loop(b, n, f"{name}.i") as li:
+        lo = b.load(at(low, li.value))
+        middle = b.add(lo, half)
+        goes = b.icmp_unsigned(below, b.load(at(ascending, middle)), b.load(at(keys, li.value)))
+        b.store(b.select(goes, middle, lo), at(low, li.value))
+    b.store(b.sub(left, half), size)
+    b.branch(head)
+    b.position_at_end(done)
+
+
 def search_kernel(module: ir.Module) -> None:
     """`search(X, n, words, asc, idx, sizes, out, unknown, low)`: for word w of key i (X[w * n + i]),
     its position in word w's sorted values (at address asc[w], sizes[w] of them, at least one)
@@ -143,24 +173,8 @@ def search_kernel(module: ir.Module) -> None:
         asc = b.inttoptr(b.load(at(a["asc"], lw.value)), P64)
         idx = b.inttoptr(b.load(at(a["idx"], lw.value)), P64)
         keys = at(a["X"], b.mul(lw.value, a["n"]))
-        with Loop(b, a["n"], "clear") as li:
-            b.store(c64(0), at(a["low"], li.value))
         b.store(b.load(at(a["sizes"], lw.value)), size)
-        head, halve, done = (fn.append_basic_block(f"search.{part}") for part in ("head", "halve", "done"))
-        b.branch(head)
-        b.position_at_end(head)
-        left = b.load(size)
-        b.cbranch(b.icmp_signed(">", left, c64(1)), halve, done)
-        b.position_at_end(halve)
-        half = b.lshr(left, c64(1))
-        with Loop(b, a["n"], "i") as li:
-            lo = b.load(at(a["low"], li.value))
-            middle = b.add(lo, half)
-            below = b.icmp_unsigned("<=", b.load(at(asc, middle)), b.load(at(keys, li.value)))
-            b.store(b.select(below, middle, lo), at(a["low"], li.value))
-        b.store(b.sub(left, half), size)
-        b.branch(head)
-        b.position_at_end(done)
+        _halvings(b, a["n"], a["low"], asc, keys, size, "<=", "search")
         with Loop(b, a["n"], "found") as li:
             lo = b.load(at(a["low"], li.value))
             b.store(b.load(at(idx, lo)), at(b.gep(a["out"], [b.mul(lw.value, a["n"])], inbounds=True), li.value))
@@ -183,23 +197,10 @@ def lower_bound_kernel(module: ir.Module) -> None:
     def at(p: ir.Value, j: ir.Value) -> ir.Value:
         return b.gep(p, [j], inbounds=True)
 
-    with Loop(b, a["n"], "clear") as li:
-        b.store(c64(0), at(a["low"], li.value))
-    head, halve, last, done = (fn.append_basic_block(f"lower.{part}") for part in ("head", "halve", "last", "done"))
+    last, done = fn.append_basic_block("lower.last"), fn.append_basic_block("lower.done")
     b.store(a["size"], left)
-    b.cbranch(b.icmp_signed(">", a["size"], c64(0)), head, done)
-    b.position_at_end(head)
-    size = b.load(left)
-    b.cbranch(b.icmp_signed(">", size, c64(1)), halve, last)
-    b.position_at_end(halve)
-    half = b.lshr(size, c64(1))
-    with Loop(b, a["n"], "i") as li:
-        lo = b.load(at(a["low"], li.value))
-        middle = b.add(lo, half)
-        below = b.icmp_unsigned("<", b.load(at(a["A"], middle)), b.load(at(a["Q"], li.value)))
-        b.store(b.select(below, middle, lo), at(a["low"], li.value))
-    b.store(b.sub(size, half), left)
-    b.branch(head)
+    _halvings(b, a["n"], a["low"], a["A"], a["Q"], left, "<", "lower")
+    b.cbranch(b.icmp_signed(">", a["size"], c64(0)), last, done)
     b.position_at_end(last)
     with Loop(b, a["n"], "end") as li:
         lo = b.load(at(a["low"], li.value))
