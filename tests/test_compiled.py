@@ -238,6 +238,27 @@ def test_kernels_are_compiled_once_per_model_and_settings(tmp_path: Any, monkeyp
     assert len(list((tmp_path / "kmc" / "kernels").glob("*.npz"))) == 3
 
 
+def test_kernels_are_keyed_by_their_sources_inside_a_zip_too(tmp_path: Any) -> None:
+    """Spark's executors import kmc from a zip archive: the sources that key the kernel cache are
+    read there as from a folder, so an archive of other code gets other keys (a stale kernel
+    module, without the kernels this code asks for, was loaded once)."""
+    import zipfile
+    from pathlib import Path
+
+    from kmc.semantics.compiled import cache
+
+    folder = Path(cache.__file__).parent
+    archive = tmp_path / "kmc.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in folder.glob("*.py"):
+            z.write(path, f"kmc/semantics/compiled/{path.name}")
+        z.writestr("kmc/semantics/compiled/sub/ignored.py", "x = 1\n")
+    assert cache._sources(archive / "kmc/semantics/compiled") == cache._sources(folder) != []
+    with zipfile.ZipFile(archive, "a") as z:
+        z.writestr("kmc/semantics/compiled/zz_new.py", "y = 2\n")
+    assert cache._sources(archive / "kmc/semantics/compiled")[-1] == ("zz_new.py", b"y = 2\n")
+
+
 def test_symmetry_is_refused_in_one_line(run_kmc: Any) -> None:
     rc, out, err = run_kmc("check", "replication", "--engine", "compiled", "--symmetry", "--no-properties")
     assert rc == 2

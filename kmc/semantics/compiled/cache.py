@@ -23,6 +23,7 @@ import os
 import sys
 import tempfile
 import threading
+import zipfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -136,17 +137,33 @@ def model_fingerprint(model: Any, names: Sequence[str], functions: Iterable[Any]
     h.update(f"{type(model).__module__}.{type(model).__qualname__}\n{sorted(model.settings.items())!r}\n"
              f"{list(names)!r}\n".encode())
     for folder in sorted(folders):
-        for path in sorted(folder.glob("*.py")):
-            h.update(f"{path}\n".encode())
-            h.update(path.read_bytes())
+        h.update(f"{folder.name}\n".encode())
+        for name, source in _sources(folder):
+            h.update(f"{name}\n".encode())
+            h.update(source)
     return h.hexdigest()[:24]
+
+
+def _sources(folder: Path) -> list[tuple[str, bytes]]:
+    """The name and content of each .py file directly in `folder`, which may be inside a zip
+    archive (Spark's executors import kmc from one): files listed by name, not read, would key
+    every version of the code alike there."""
+    if folder.is_dir():
+        return [(path.name, path.read_bytes()) for path in sorted(folder.glob("*.py"))]
+    for archive in folder.parents:
+        if archive.is_file() and zipfile.is_zipfile(archive):
+            inner = folder.relative_to(archive).as_posix() + "/"
+            with zipfile.ZipFile(archive) as z:
+                return [(name[len(inner):], z.read(name)) for name in sorted(z.namelist())
+                        if name.startswith(inner) and name.endswith(".py") and "/" not in name[len(inner):]]
+    return []
 
 
 def generated_fingerprint(*parts: Any) -> str:
     """A key for code generated from `parts` alone (their reprs) by this package."""
     h = hashlib.sha256(repr(parts).encode())
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.read_bytes())
+    for _, source in _sources(Path(__file__).parent):
+        h.update(source)
     return h.hexdigest()[:24]
 
 
