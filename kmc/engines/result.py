@@ -4,7 +4,6 @@ CI gates and scripts read the JSON form."""
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import resource
 import sys
 from dataclasses import dataclass, field
@@ -183,11 +182,13 @@ def release_freed_memory() -> None:
 
 
 def _glibc() -> ctypes.CDLL | None:
+    """The C library this process runs on, when it is glibc (its own symbols: no search for the
+    library, which runs ldconfig)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc if hasattr(libc, "malloc_trim") else None
+        libc = ctypes.CDLL(None)
     except OSError:
         return None
+    return libc if hasattr(libc, "malloc_trim") else None
 
 
 _LIBC = _glibc() if sys.platform.startswith("linux") else None
