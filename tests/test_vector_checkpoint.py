@@ -20,6 +20,7 @@ import pytest
 
 from kmc.api import Checkpoint, Limits, SearchOptions, check
 from kmc.cli.main import main
+from kmc.engines import checkpoints
 from kmc.engines.vector.packed import Layout
 from kmc.errors import BadInput
 from tests.conftest import build
@@ -149,7 +150,7 @@ def _as_format_2(root: Path) -> tuple[int, int]:
 @pytest.mark.parametrize("memory_limit", [None, 1])
 def test_a_checkpoint_of_format_2_resumes(tmp_path: Path, memory_limit: int | None) -> None:
     """Coded keys were kept a word a file before they were bit-packed: such a checkpoint resumes
-    (spilling into its files too), and goes on in the new format beside the old levels."""
+    (spilling into its files too), its levels rewritten bit-packed as they load."""
     model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)
     packed, unpacked = _as_format_2(tmp_path)
     assert packed < 0.6 * unpacked
@@ -159,8 +160,38 @@ def test_a_checkpoint_of_format_2_resumes(tmp_path: Path, memory_limit: int | No
     assert outcome(resumed) == want
     m = json.loads((tmp_path / "manifest.json").read_text())
     assert m["format"] == 3
-    assert "keys-word-0.npy" in m["levels"][8]["files"] and "keys-layout.npy" in m["levels"][9]["files"]
+    assert all("keys-layout.npy" in lv["files"] and "keys-word-0.npy" not in lv["files"] for lv in m["levels"])
+    assert not list(tmp_path.glob("level-*/keys-word-*"))
+    assert sum(size for lv in m["levels"][:9] for name, (size, _) in lv["files"].items()
+               if name.startswith("keys-la")) < 0.6 * unpacked
     assert outcome(check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))) == want
+
+
+@pytest.mark.parametrize("stop", ["relist", "unlink"])
+def test_a_rewrite_stopped_halfway_names_the_files_left_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             stop: str) -> None:
+    """A run stopped while it rewrites a format-2 level (before the manifest names the new files,
+    or before the old ones are gone) is refused, naming the files to remove; then it resumes."""
+    model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)
+    _as_format_2(tmp_path)
+    target = checkpoints if stop == "relist" else Path
+
+    def stopped(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(target, stop, stopped)
+        with pytest.raises(KeyboardInterrupt):
+            check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    left = "keys-lane-0.npy" if stop == "relist" else "keys-word-0.npy"
+    with pytest.raises(BadInput, match=rf"level-0001/{left}: not part of the run .*more file\(s\) there\); remove it"):
+        check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    for f in tmp_path.glob(f"level-0001/{left.split('-')[0]}-{left.split('-')[1]}-*"):
+        f.unlink()
+    if stop == "relist":
+        (tmp_path / "level-0001" / "keys-layout.npy").unlink()
+    resumed = check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    assert outcome(resumed) == outcome(check(model, invariants))
 
 
 @pytest.mark.parametrize("name, change, message", [

@@ -58,15 +58,31 @@ def write_manifest(root: Path, manifest: dict[str, Any], layout: Layout) -> None
     depth = manifest["depth"]
     levels = _levels_before(root, depth)
     levels.append({"level": depth, "keys": manifest["level_size"], "files": _files(level_dir(root, depth))})
-    content = json.loads(json.dumps({"format": layout.format, **manifest, "levels": levels}))  # as it reads back
-    fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump({**content, "digest": _digest(content)}, f)
-    os.replace(tmp, root / MANIFEST)
+    _replace(root, {"format": layout.format, **manifest, "levels": levels})
     last = manifest["depth"]
     for level in range(1, last):
         for old in level_dir(root, level).glob(layout.frontier + "*"):
             shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
+
+
+def relist(root: Path, manifest: dict[str, Any], level: int, leaving: str) -> dict[str, Any]:
+    """The manifest `manifest` with level `level`'s files recorded again as they are on disk,
+    leaving out those whose names start with `leaving` (files the engine rewrote in its current
+    format, and deletes next), replaced atomically; the manifest as it reads back."""
+    levels = [dict(lv) for lv in manifest["levels"]]
+    files = _files(level_dir(root, level))
+    levels[level - 1]["files"] = {name: f for name, f in files.items() if not name.startswith(leaving)}
+    return _replace(root, {**{k: v for k, v in manifest.items() if k != "digest"}, "levels": levels})
+
+
+def _replace(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Write `manifest` under its digest in place of the run's, atomically; it as it reads back."""
+    content = json.loads(json.dumps(manifest))
+    fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as f:
+        json.dump({**content, "digest": _digest(content)}, f)
+    os.replace(tmp, root / MANIFEST)
+    return {**content, "digest": _digest(content)}
 
 
 def check_fresh(root: Path) -> None:
@@ -152,7 +168,8 @@ def _check_levels(root: Path, m: dict[str, Any], layout: Layout) -> None:
         dropped = lv["level"] < depth and not any(name.startswith(layout.frontier) for name in found)
         extra = sorted(set(found) - set(listed))
         if extra:
-            raise BadInput(f"--resume: {found[extra[0]]}: not part of the run (the manifest does not list it); "
+            more = f", nor {len(extra) - 1} more file(s) there" if len(extra) > 1 else ""
+            raise BadInput(f"--resume: {found[extra[0]]}: not part of the run (the manifest does not list it{more}); "
                            "remove it or start again in an empty directory")
         for name, (size, sha) in sorted(listed.items()):
             f = d / name

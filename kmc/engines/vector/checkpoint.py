@@ -22,7 +22,8 @@ violations found so far, every file's size and SHA-256 under a digest). `--resum
 directory first, checks it is the same run (model fingerprint, settings, invariants, search
 options), checks every array's type and length against the manifest, rebuilds the visited set
 from the levels' keys (spilling past --memory-limit as a run does) and goes on from the last
-level's frontier: the results are those of a run that never stopped.
+level's frontier: the results are those of a run that never stopped. A level of format 2 is
+rewritten in format 3 as it is loaded, for the disk it frees.
 """
 
 from __future__ import annotations
@@ -64,9 +65,13 @@ def write_level(root: Path, level: int, arrays: Arrays, manifest: dict[str, Any]
     """Level `level`'s arrays in its directory, then the manifest naming them."""
     d = level_dir(root, level)
     d.mkdir(parents=True, exist_ok=True)
+    _save(d, arrays)
+    checkpoints.write_manifest(root, {**manifest, "depth": level}, LAYOUT)
+
+
+def _save(d: Path, arrays: Arrays) -> None:
     for name, gather in arrays.items():
         np.save(d / f"{name}.npy", np.ascontiguousarray(gather()), allow_pickle=False)
-    checkpoints.write_manifest(root, {**manifest, "depth": level}, LAYOUT)
 
 
 class Stored:
@@ -108,6 +113,23 @@ class Stored:
         lanes = [self.array(level, f"keys-lane-{lane}", [dt], size) for lane, dt in enumerate(layout.dtypes())]
         return sort_key, [partial(self._unpacked, level, layout, lanes, w, len(codes.values[w]))
                           for w in range(fmt.words - 1)]
+
+    def unpacked(self, level: int, codes: WordCodes) -> bool:
+        """Whether level `level`'s coded keys are kept a word a file (format 2)."""
+        return bool(codes.values) and "keys-layout.npy" not in self.manifest["levels"][level - 1]["files"]
+
+    def repack(self, level: int, fmt: KeyFormat, codes: WordCodes) -> None:
+        """Level `level`'s coded keys, kept a word a file, rewritten bit-packed as this kmc writes
+        them (a format-2 level takes about 40 % more disk). If the run stops before the manifest
+        names the new files, or before the old ones are deleted, --resume names the files left
+        over, to remove."""
+        sort_key, extras = self.keys(level, fmt, codes)
+        arrays = key_arrays(sort_key, extras, codes)
+        del arrays["keys-sort"]
+        _save(level_dir(self.root, level), arrays)
+        self.manifest = checkpoints.relist(self.root, self.manifest, level, leaving="keys-word-")
+        for w in range(fmt.words - 1):
+            (level_dir(self.root, level) / f"keys-word-{w}.npy").unlink()
 
     def key_bytes(self, level: int) -> int:
         """The bytes of level `level`'s keys on disk."""
@@ -256,6 +278,8 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         search.visited = search.new_visited()
     for number in range(1, stored.depth + 1):
         search._exhausted(coming=2 * stored.key_bytes(number))  # room to load and merge the level, or to disk first
+        if search.codes is not None and stored.unpacked(number, search.codes):
+            stored.repack(number, search.fmt, search.codes)
         sort_key, extras = stored.keys(number, search.fmt, search.codes)
         if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
             raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
