@@ -21,6 +21,7 @@ import pytest
 from kmc.api import Checkpoint, Limits, SearchOptions, check
 from kmc.cli.main import main
 from kmc.engines import checkpoints
+from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import Layout
 from kmc.errors import BadInput
 from tests.conftest import build
@@ -123,8 +124,9 @@ def _rewrite(root: Path, level: int, name: str, a: np.ndarray) -> None:
 
 
 def _as_format_2(root: Path) -> tuple[int, int]:
-    """Rewrite a checkpoint's coded keys a word a file, as format 2 kept them (an older kmc's
-    checkpoint), and re-sign it; the bytes of the keys' other words before and after."""
+    """Rewrite a checkpoint's coded keys a word a file and its links a parent a state, as format 2
+    kept them (an older kmc's checkpoint), and re-sign it; the bytes of the keys' other words
+    before and after."""
     m = json.loads((root / "manifest.json").read_text())
     packed = unpacked = 0
     for lv in m["levels"]:
@@ -139,6 +141,13 @@ def _as_format_2(root: Path) -> tuple[int, int]:
             f = d / f"keys-word-{w}.npy"
             np.save(f, layout.unpack(w, lanes, lv["keys"]), allow_pickle=False)
             unpacked += f.stat().st_size
+            lv["files"][f.name] = [f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()]
+        if lv["level"] > 1:
+            children = d / "links-children.npy"
+            np.save(d / "links-parent.npy", Parents(np.load(children)).indices(), allow_pickle=False)
+            del lv["files"][children.name]
+            children.unlink()
+            f = d / "links-parent.npy"
             lv["files"][f.name] = [f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()]
     m["format"] = 2
     content = {k: v for k, v in m.items() if k != "digest"}
@@ -159,9 +168,10 @@ def test_a_checkpoint_of_format_2_resumes(tmp_path: Path, memory_limit: int | No
                     checkpoint=Checkpoint(directory=tmp_path, resume=True))
     assert outcome(resumed) == want
     m = json.loads((tmp_path / "manifest.json").read_text())
-    assert m["format"] == 3
+    assert m["format"] == 4
     assert all("keys-layout.npy" in lv["files"] and "keys-word-0.npy" not in lv["files"] for lv in m["levels"])
-    assert not list(tmp_path.glob("level-*/keys-word-*"))
+    assert all("links-children.npy" in lv["files"] for lv in m["levels"][1:])
+    assert not list(tmp_path.glob("level-*/keys-word-*")) and not list(tmp_path.glob("level-*/links-parent*"))
     assert sum(size for lv in m["levels"][:9] for name, (size, _) in lv["files"].items()
                if name.startswith("keys-la")) < 0.6 * unpacked
     assert outcome(check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))) == want
@@ -195,8 +205,8 @@ def test_a_rewrite_stopped_halfway_names_the_files_left_over(tmp_path: Path, mon
 
 
 @pytest.mark.parametrize("name, change, message", [
-    ("links-parent.npy", lambda a: a + 10**6, "a parent link out of range"),
-    ("links-parent.npy", lambda a: a[:-1], r"expected one of int32 with \d+ elements"),
+    ("links-children.npy", lambda a: a * 2, "a parent link out of range"),
+    ("links-children.npy", lambda a: a[:-1], r"expected one of uint8 with \d+ elements"),
     ("keys-sort.npy", lambda a: a[::-1].copy(), "the keys of level 4 are not sorted"),
     ("keys-sort.npy", lambda a: a.astype(np.int64), "expected one of uint64"),
 ])

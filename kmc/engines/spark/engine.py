@@ -310,7 +310,7 @@ class _Run:
         step, b, b0 = self.step, self.b, self.b0
         ranks = ranks_.initial(len(self.initial), ranks_.words_for(b0))
         for d, (parents, iids) in enumerate(zip(search.parents, search.iids), start=1):
-            ranks = ranks_.extend(ranks[parents], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
+            ranks = ranks_.extend(ranks[parents.indices()], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
         s, e = step.fmt.split(lexmin(keys))
         last = Packed(s, e, ranks, None if step.symmetry is None else keys[:, 0, :])
         extras = list(search.visited.extras)

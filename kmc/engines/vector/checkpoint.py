@@ -9,8 +9,10 @@ back without pickles: data, never code):
   its dictionary needs (`keys-lane-L.npy`, and `keys-layout.npy`, where each word's bits are:
   kmc/engines/vector/packed.py); keys not coded a word a file (`keys-word-W.npy`, as format 2
   kept coded keys too, which --resume still reads);
-- `links-parent.npy`, `links-action.npy` (from level 2): each state's parent in the level before
-  and the instance that reached it, for counterexamples;
+- `links-children.npy`, `links-action.npy` (from level 2): how many of the level's states each
+  state of the level before reached first (kmc/engines/vector/links.py), and the instance that
+  reached each state, for counterexamples (formats 2 and 3 kept each state's parent,
+  `links-parent.npy`);
 - `frontier-*.npy`: the level's states in the scalar engine's order (the keys again, coded, or
   the packed words with --symmetry), the word dictionaries, and (from level 2) each state of
   the level before's steps, which give the counts at a violation found in this level
@@ -22,8 +24,8 @@ violations found so far, every file's size and SHA-256 under a digest). `--resum
 directory first, checks it is the same run (model fingerprint, settings, invariants, search
 options), checks every array's type and length against the manifest, rebuilds the visited set
 from the levels' keys (spilling past --memory-limit as a run does) and goes on from the last
-level's frontier: the results are those of a run that never stopped. A level of format 2 is
-rewritten in format 3 as it is loaded, for the disk it frees.
+level's frontier: the results are those of a run that never stopped. A level of an older format
+is rewritten in this one as it is loaded, for the disk it frees.
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ from kmc.engines.interface import SearchOptions
 from kmc.engines.vector import packed
 from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes
 from kmc.engines.vector.levels import Level
+from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
 from kmc.engines.vector.verdicts import Expansion
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
-LAYOUT = Layout("vector", 3, "frontier-", reads_older=(2,))  # 3: coded keys bit-packed; 2: a word a file
+# 4: parent links as child counts; 3: each state's parent, coded keys bit-packed; 2: and a word a file
+LAYOUT = Layout("vector", 4, "frontier-", reads_older=(2, 3))
 _CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
 
@@ -114,22 +118,43 @@ class Stored:
         return sort_key, [partial(self._unpacked, level, layout, lanes, w, len(codes.values[w]))
                           for w in range(fmt.words - 1)]
 
-    def unpacked(self, level: int, codes: WordCodes) -> bool:
-        """Whether level `level`'s coded keys are kept a word a file (format 2)."""
-        return bool(codes.values) and "keys-layout.npy" not in self.manifest["levels"][level - 1]["files"]
+    def older(self, level: int, codes: WordCodes | None) -> list[str]:
+        """The kinds of file of level `level` kept in an older format: coded keys a word a file
+        (format 2), each state's parent (formats 2 and 3)."""
+        files = self.manifest["levels"][level - 1]["files"]
+        return [prefix for prefix, old in [("keys-word-", codes is not None and bool(codes.values)
+                                            and "keys-layout.npy" not in files),
+                                           ("links-parent", "links-parent.npy" in files)] if old]
 
-    def repack(self, level: int, fmt: KeyFormat, codes: WordCodes) -> None:
-        """Level `level`'s coded keys, kept a word a file, rewritten bit-packed as this kmc writes
-        them (a format-2 level takes about 40 % more disk). If the run stops before the manifest
-        names the new files, or before the old ones are deleted, --resume names the files left
-        over, to remove."""
-        sort_key, extras = self.keys(level, fmt, codes)
-        arrays = key_arrays(sort_key, extras, codes)
-        del arrays["keys-sort"]
-        _save(level_dir(self.root, level), arrays)
-        self.manifest = checkpoints.relist(self.root, self.manifest, level, leaving="keys-word-")
-        for w in range(fmt.words - 1):
-            (level_dir(self.root, level) / f"keys-word-{w}.npy").unlink()
+    def rewrite(self, level: int, older: list[str], fmt: KeyFormat, codes: WordCodes | None, instances: int) -> None:
+        """Level `level`'s files of the `older` kinds rewritten as this kmc writes them: a
+        format-2 level takes about 60 % more disk, a format-3 one 3 bytes a state more. If the
+        run stops before the manifest names the new files, or before the old ones are deleted,
+        --resume names the files left over, to remove."""
+        arrays: Arrays = {}
+        if "keys-word-" in older:
+            assert codes is not None
+            arrays.update(key_arrays(*self.keys(level, fmt, codes), codes))
+            del arrays["keys-sort"]
+        if "links-parent" in older:
+            parents = self.array(level, "links-parent", [np.dtype(np.int32)], self.sizes[level - 1])
+            if len(parents) and not bool(np.all(parents[1:] >= parents[:-1])):
+                raise BadInput(f"--resume: {level_dir(self.root, level)}/links-parent.npy: the parents are not in "
+                               "order: the run cannot be resumed")
+            arrays["links-children"] = partial(self._children, level, parents, instances)
+        d = level_dir(self.root, level)
+        _save(d, arrays)
+        for prefix in older:
+            self.manifest = checkpoints.relist(self.root, self.manifest, level, leaving=prefix)
+            for f in d.glob(prefix + "*"):
+                f.unlink()
+
+    def _children(self, level: int, parents: np.ndarray, instances: int) -> np.ndarray:
+        before = self.sizes[level - 2]
+        if len(parents) and (int(parents[0]) < 0 or int(parents[-1]) >= before):
+            raise BadInput(f"--resume: {level_dir(self.root, level)}: a parent link out of range: "
+                           "the run cannot be resumed")
+        return Parents.of(parents, before, instances).children
 
     def key_bytes(self, level: int) -> int:
         """The bytes of level `level`'s keys on disk."""
@@ -167,16 +192,17 @@ class Stored:
             codes.restore(w, values)
         return codes
 
-    def links(self, level: int, before: int, instances: int, iid_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    def links(self, level: int, before: int, instances: int, iid_dtype: np.dtype) -> tuple[Parents, np.ndarray]:
         """The parent links of level `level` (2 or more), checked against the level before's size
         (`before`) and the model's instance count."""
         size = self.sizes[level - 1]
-        parents = self.array(level, "links-parent", [np.dtype(np.int32)], size)
+        children = self.array(level, "links-children", [np.min_scalar_type(instances)], before)
         iids = self.array(level, "links-action", [np.dtype(iid_dtype)], size)
-        if size and (int(parents.min()) < 0 or int(parents.max()) >= before or int(iids.max()) >= instances):
+        if size and (int(iids.max()) >= instances or int(children.max()) > instances
+                     or int(children.sum(dtype=np.int64)) != size):
             raise BadInput(f"--resume: {level_dir(self.root, level)}: a parent link out of range: "
                            "the run cannot be resumed")
-        return parents, iids
+        return Parents(children), iids
 
     def frontier(self, fmt: KeyFormat, codes: WordCodes | None, words: int) -> Level:
         """The last level's states, as the run held them: coded when `codes` are given."""
@@ -257,7 +283,8 @@ def keep(search: Any, number: int, keys: tuple[np.ndarray, Sequence[New]], level
     assert search.checkpoint is not None
     arrays = key_arrays(*keys, search.codes)
     if number > 1:
-        arrays.update({"links-parent": partial(_same, search.parents[-1]), "links-action": partial(_same, search.iids[-1]),
+        arrays.update({"links-children": partial(_same, search.parents[-1].children),
+                       "links-action": partial(_same, search.iids[-1]),
                        "frontier-steps": partial(_same, search.expansion.steps)})
     arrays.update(frontier_arrays(level, search.codes))
     write_level(search.checkpoint.directory, number, arrays, {
@@ -278,8 +305,9 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         search.visited = search.new_visited()
     for number in range(1, stored.depth + 1):
         search._exhausted(coming=2 * stored.key_bytes(number))  # room to load and merge the level, or to disk first
-        if search.codes is not None and stored.unpacked(number, search.codes):
-            stored.repack(number, search.fmt, search.codes)
+        older = stored.older(number, search.codes)
+        if older:
+            stored.rewrite(number, older, search.fmt, search.codes, search.step.count)
         sort_key, extras = stored.keys(number, search.fmt, search.codes)
         if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
             raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")

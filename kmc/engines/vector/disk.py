@@ -36,6 +36,7 @@ from kmc.engines.result import CheckResult
 from kmc.engines.vector import checkpoint
 from kmc.engines.vector.keyset import Decode, KeyFormat, Visited
 from kmc.engines.vector.levels import Level
+from kmc.engines.vector.links import Parents
 
 MAX_RUNS = 4
 _MERGE_BLOCK = 1 << 22  # keys of a run merged at a time
@@ -149,7 +150,8 @@ def spill(search: Any, level: Level | None) -> None:
     if search.spill is None:
         search.spill = Spill(search.fmt)
     disk = search.spill
-    held = (search.visited.nbytes + sum(a.nbytes for a in [*search.parents, *search.iids] if not isinstance(a, np.memmap))
+    held = (search.visited.nbytes
+            + sum(a.nbytes for a in [*(p.children for p in search.parents), *search.iids] if not isinstance(a, np.memmap))
             + (0 if level is None else level.memory_bytes))
     assert search.limits.memory_limit is not None
     if held < search.limits.memory_limit // 4:
@@ -173,7 +175,7 @@ def spill(search: Any, level: Level | None) -> None:
             return checkpoint.kept_array(kept, number, name, len(a))
         return disk.save(a)
 
-    search.parents = [on_disk("links-parent", a, n + 2) for n, a in enumerate(search.parents)]
+    search.parents = [Parents(on_disk("links-children", p.children, n + 2)) for n, p in enumerate(search.parents)]
     search.iids = [on_disk("links-action", a, n + 2) for n, a in enumerate(search.iids)]
     if level is not None:
         level.store(lambda name, a: on_disk(f"frontier-{name}", a, search.kept_last))

@@ -46,6 +46,7 @@ from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
+from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
 from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
@@ -146,7 +147,7 @@ class Search:
         self.expansion: Expansion | None = None  # of the level before the last (its states' steps)
         self.stopped_at: tuple[int, int] | None = None  # at a violation: (distinct, generated) up to it
         self.initial: list[State] = []  # level 1, concrete
-        self.parents: list[np.ndarray] = []  # per level after the first: parent index
+        self.parents: list[Parents] = []  # per level after the first: parent links
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
         self.generated = 0
         self.check_seconds, self.checked_states = 0.0, 0  # the time the workers took to check the states expanded
@@ -529,7 +530,8 @@ class Search:
             if depth > 0 else None
         nxt.steps.clear()
         if depth > 0:
-            self.parents.append(_concat(nxt.parents, np.int32))
+            assert self.expansion is not None
+            self.parents.append(Parents.of(_concat(nxt.parents, np.int32), len(self.expansion.steps), self.step.count))
             self.iids.append(_concat(nxt.iids, self.step.iid_dtype))
             nxt.parents.clear()
             nxt.iids.clear()
