@@ -212,3 +212,16 @@ def test_level_keys_hold_each_key_once_at_its_position(mix, chunks) -> None:
     assert np.array_equal(in_order[place], sort_key)
     got = [tuple(int(w) for w in col) for col in fmt.join(in_order, codes.decode(words)).T]
     assert dict(zip(got, range(len(got)))) == at  # each key at the position it was given
+
+
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40), st.data())
+def test_rows_read_what_gathering_would(values: list[int], data: st.DataObject) -> None:
+    """keyset.Rows, the words of keys searched run after run, read only where indexed: the
+    rows of rows of an array are those a gather of a gather gives."""
+    x = np.array(values, dtype=np.uint64)
+    indices = st.lists(st.integers(0, len(x) - 1), min_size=1, max_size=30).map(np.array)
+    outer = data.draw(indices)
+    inner = data.draw(st.lists(st.integers(0, len(outer) - 1), min_size=1, max_size=30).map(np.array))
+    rows = keyset.Rows(keyset.Rows(x, outer), inner)
+    assert np.array_equal(rows[np.arange(len(inner))], x[outer][inner])
+    assert rows[len(inner) - 1] == x[outer][inner][-1]

@@ -34,7 +34,7 @@ import numpy as np
 
 from kmc.engines.result import CheckResult
 from kmc.engines.vector import checkpoint
-from kmc.engines.vector.keyset import Decode, KeyFormat, Visited
+from kmc.engines.vector.keyset import Decode, KeyFormat, Rows, Visited, Words
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 
@@ -118,7 +118,7 @@ class Spill:
     def _measure(self) -> None:
         self.bytes = max(self.bytes, sum(f.stat().st_size for f in self.path.iterdir()))
 
-    def find(self, sort_key: np.ndarray, extras: list[np.ndarray], decode: Decode | None = None) -> np.ndarray:
+    def find(self, sort_key: np.ndarray, extras: Words, decode: Decode | None = None) -> np.ndarray:
         """Whether each of distinct keys given in sort-key order is in a run on disk (`decode`:
         as `Visited.find`)."""
         found = np.zeros(len(sort_key), dtype=bool)
@@ -126,7 +126,7 @@ class Spill:
             unsure = np.flatnonzero(~found)
             if not len(unsure):
                 break
-            found[unsure] = run.find(sort_key[unsure], [x[unsure] for x in extras], decode)[0]
+            found[unsure] = run.find(sort_key[unsure], [Rows(x, unsure) for x in extras], decode)[0]
         return found
 
     def sort_keys(self) -> list[np.ndarray]:

@@ -43,7 +43,7 @@ from kmc.engines.vector import checkpoint
 from kmc.engines.vector.disk import Spill, spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, New, Runs, Visited, WordCodes
+from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited, WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
@@ -433,11 +433,11 @@ class Search:
         decode = None if self.codes is None else self.codes.decode
         maybe = np.flatnonzero(self.seen.maybe(s))  # the others are in no earlier level
         known = np.zeros(len(s), dtype=bool)
-        known[maybe] = self.visited.find(s[maybe], [x[maybe] for x in e], decode)[0]
+        known[maybe] = self.visited.find(s[maybe], [Rows(x, maybe) for x in e], decode)[0]
         spill = self.spill
         if spill is not None:
             unsure = maybe[~known[maybe]]
-            known[unsure] = spill.find(s[unsure], [x[unsure] for x in e], decode)
+            known[unsure] = spill.find(s[unsure], [Rows(x, unsure) for x in e], decode)
         fresh = np.flatnonzero(~known)  # in sort-key order
         s, e, ranks = s[fresh], [x[fresh] for x in e], first[fresh]
         late = np.zeros(0, dtype=np.int64)
@@ -465,7 +465,7 @@ class Search:
                 x[fresh.late] = c
         maybe = np.flatnonzero(self.seen.maybe(s))  # the others were not found earlier in this level
         earlier = np.zeros(len(s), dtype=bool)
-        earlier[maybe] = nxt.keys.find(s[maybe], [x[maybe] for x in e])
+        earlier[maybe] = nxt.keys.find(s[maybe], [Rows(x, maybe) for x in e])
         stutters = 0 if stutter is None else len(stutter)  # steps to the parent itself: generated, never new
         keep = np.flatnonzero(~earlier[fresh.order])  # positions in the block (scalar order) of the new keys
         if not len(keep):

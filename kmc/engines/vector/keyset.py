@@ -38,6 +38,25 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> U64(31))
 
 
+class Rows:
+    """Rows `rows` of an array, gathered only where read: `Rows(x, rows)[i]` is `x[rows][i]`.
+    A search compares the other words of the keys it looks for only where it finds their sort
+    keys, so keys searched run after run are not gathered word by word for each run (on kraft
+    v3.5's goal run, with 38 runs, that gathering was a quarter of the searches' time)."""
+
+    __slots__ = ("of", "rows")
+
+    def __init__(self, of: np.ndarray | Rows, rows: np.ndarray):
+        self.of: np.ndarray = of.of if isinstance(of, Rows) else of
+        self.rows: np.ndarray = of.rows[rows] if isinstance(of, Rows) else rows
+
+    def __getitem__(self, i: np.ndarray | int) -> np.ndarray:
+        return self.of[self.rows[i]]
+
+
+Words = Sequence[Union[np.ndarray, Rows]]  # the other words of keys searched for
+
+
 LowerBounds = Callable[[np.ndarray, np.ndarray], np.ndarray]  # np.searchsorted(ascending, keys), side left
 
 
@@ -201,7 +220,7 @@ class Visited:
     def nbytes(self) -> int:
         return self.sort_key.nbytes + sum(e.nbytes for e in self.extras)
 
-    def find(self, sort_key: np.ndarray, extras: list[np.ndarray], decode: Decode | None = None,
+    def find(self, sort_key: np.ndarray, extras: Words, decode: Decode | None = None,
              ) -> tuple[np.ndarray, np.ndarray]:
         """(found, insertion position) of distinct keys given in sort-key order; with `decode`,
         their other words are given as they are (not coded) and the stored ones decoded to
@@ -292,12 +311,12 @@ class Runs:
     def __len__(self) -> int:
         return sum(len(r) for r in self.runs)
 
-    def find(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
+    def find(self, sort_key: np.ndarray, extras: Words) -> np.ndarray:
         """Whether each of distinct keys given in sort-key order is in a run."""
         found = np.zeros(len(sort_key), dtype=bool)
         for run in self.runs:
             unsure = np.flatnonzero(~found)
-            found[unsure] = run.find(sort_key[unsure], [x[unsure] for x in extras])[0]
+            found[unsure] = run.find(sort_key[unsure], [Rows(x, unsure) for x in extras])[0]
         return found
 
     def add(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> None:
