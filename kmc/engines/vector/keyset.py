@@ -42,16 +42,19 @@ class Rows:
     """Rows `rows` of an array, gathered only where read: `Rows(x, rows)[i]` is `x[rows][i]`.
     A search compares the other words of the keys it looks for only where it finds their sort
     keys, so keys searched run after run are not gathered word by word for each run (on kraft
-    v3.5's goal run, with 38 runs, that gathering was a quarter of the searches' time)."""
+    v3.5's goal run, with 38 runs, that gathering was a quarter of the searches' time). Rows of
+    rows keep both index arrays, composed only where read."""
 
-    __slots__ = ("of", "rows")
+    __slots__ = ("of", "chain")
 
     def __init__(self, of: np.ndarray | Rows, rows: np.ndarray):
         self.of: np.ndarray = of.of if isinstance(of, Rows) else of
-        self.rows: np.ndarray = of.rows[rows] if isinstance(of, Rows) else rows
+        self.chain: tuple[np.ndarray, ...] = (*of.chain, rows) if isinstance(of, Rows) else (rows,)
 
     def __getitem__(self, i: np.ndarray | int) -> np.ndarray:
-        return self.of[self.rows[i]]
+        for rows in reversed(self.chain):
+            i = rows[i]
+        return self.of[i]
 
 
 Words = Sequence[Union[np.ndarray, Rows]]  # the other words of keys searched for
