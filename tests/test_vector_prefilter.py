@@ -48,3 +48,16 @@ def test_native_marks_are_the_filter_s_bits() -> None:
         assert native.bits == plain.bits and np.array_equal(plain.table, native.table)
     others = rng.integers(0, 2**64 - 1, 50_000, dtype=np.uint64, endpoint=True)
     assert np.array_equal(plain.maybe(others), native.maybe(others)) and native.maybe(added).all()
+
+
+def test_a_run_s_own_filter_holds_its_keys_alone() -> None:
+    """KeyFilter.of, a level's filter on disk: every key of its run passes, 8 to 16 bits a key,
+    most other keys do not (second computation: the keys themselves)."""
+    rng = np.random.default_rng(11)
+    for n in (0, 5, 8_000, 100_000):
+        keys = rng.integers(0, 2**63, n, dtype=np.uint64)
+        f = KeyFilter.of(keys)
+        assert f.maybe(keys).all() and f.n == n
+        assert (1 << f.bits) >= BITS_PER_KEY * n and (n < 8_192 or (1 << f.bits) < 2 * BITS_PER_KEY * n)
+        others = rng.integers(0, 2**63, 50_000, dtype=np.uint64)
+        assert f.maybe(others).mean() < 0.16

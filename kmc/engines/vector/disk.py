@@ -37,6 +37,7 @@ from kmc.engines.vector import checkpoint
 from kmc.engines.vector.keyset import Decode, KeyFormat, Rows, Visited, Words
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
+from kmc.engines.vector.prefilter import KeyFilter, Marks
 
 MAX_RUNS = 4
 _MERGE_BLOCK = 1 << 22  # keys of a run merged at a time
@@ -45,18 +46,21 @@ _MERGE_BLOCK = 1 << 22  # keys of a run merged at a time
 class Spill:
     """The runs of visited keys on disk, and the arrays written next to them."""
 
-    def __init__(self, fmt: KeyFormat):
+    def __init__(self, fmt: KeyFormat, marks: Marks | None = None):
         self.fmt = fmt
+        self.marks = marks  # the key filters' native kernels
         self._dir = tempfile.TemporaryDirectory(prefix="kmc-spill-")  # removed when the run lets it go
         self.path = Path(self._dir.name)
         self.runs: list[Visited] = []
-        self.kept: list[Visited] = []  # a checkpoint's levels, newest first: its files, never merged here
+        # a checkpoint's levels, newest first: its files, never merged here; each with a filter of
+        # its keys alone, so that a key skips the levels that certainly do not hold it
+        self.kept: list[tuple[Visited, KeyFilter]] = []
         self.spills = 0  # times memory reached the limit
         self.bytes = 0  # the most it held on disk
         self._files = 0
 
     def __len__(self) -> int:
-        return sum(len(r) for r in [*self.runs, *self.kept])
+        return sum(len(r) for r in self._all())
 
     def save(self, a: np.ndarray) -> np.ndarray:
         """`a` written to a file of its own and mapped back, read-only."""
@@ -83,7 +87,10 @@ class Spill:
         """A level's keys as a checkpoint holds them (sorted, its files mapped) as a run. The list
         is replaced, never changed in place, as `add_run`'s."""
         if len(run):
-            self.kept = [run, *self.kept]
+            self.kept = [(run, KeyFilter.of(run.sort_key, self.marks)), *self.kept]
+
+    def _all(self) -> list[Visited]:
+        return [*self.runs, *(run for run, _ in self.kept)]
 
     def _merged(self, a: Visited, b: Visited) -> Visited:
         """Two runs as one, written a block of `a` at a time with the keys of `b` up to the
@@ -122,19 +129,21 @@ class Spill:
         """Whether each of distinct keys given in sort-key order is in a run on disk (`decode`:
         as `Visited.find`)."""
         found = np.zeros(len(sort_key), dtype=bool)
-        for run in [*self.runs, *self.kept]:
+        for run, only in [*((r, None) for r in self.runs), *self.kept]:
             unsure = np.flatnonzero(~found)
             if not len(unsure):
                 break
+            if only is not None:
+                unsure = unsure[only.maybe(sort_key[unsure])]
             found[unsure] = run.find(sort_key[unsure], [Rows(x, unsure) for x in extras], decode)[0]
         return found
 
     def sort_keys(self) -> list[np.ndarray]:
-        return [r.sort_key for r in [*self.runs, *self.kept]]
+        return [r.sort_key for r in self._all()]
 
     def stats(self) -> dict[str, int | str]:
         return {"spills": self.spills, "runs": len(self.runs) + len(self.kept), "states_on_disk": len(self),
-                "states_in_checkpoint": sum(len(r) for r in self.kept), "disk_bytes": self.bytes,
+                "states_in_checkpoint": sum(len(r) for r, _ in self.kept), "disk_bytes": self.bytes,
                 "directory": str(self.path)}
 
     def close(self) -> None:
@@ -148,7 +157,7 @@ def spill(search: Any, level: Level | None) -> None:
     in memory as one more run on disk, its parent links and `level` too; with a checkpoint that
     holds them, its files are mapped instead of written again."""
     if search.spill is None:
-        search.spill = Spill(search.fmt)
+        search.spill = Spill(search.fmt, search.step.marks)
     disk = search.spill
     held = (search.visited.nbytes
             + sum(a.nbytes for a in [*(p.children for p in search.parents), *search.iids] if not isinstance(a, np.memmap))

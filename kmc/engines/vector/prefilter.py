@@ -47,6 +47,16 @@ class KeyFilter:
         self.table = np.zeros(1 << (self.bits - 3), dtype=np.uint8)
         self.n = 0
 
+    @classmethod
+    def of(cls, sort_key: np.ndarray, marks: Marks | None = None) -> KeyFilter:
+        """A filter of `sort_key`'s keys alone, of BITS_PER_KEY to twice that bits a key."""
+        f = cls(marks)
+        f.fit([sort_key])
+        if f.bits == _MIN_BITS:  # the smallest table holds them: fit did not add them
+            f.n = 0
+            f.add(sort_key)
+        return f
+
     @property
     def nbytes(self) -> int:
         return self.table.nbytes
