@@ -65,10 +65,10 @@ def write_manifest(root: Path, manifest: dict[str, Any], layout: Layout) -> None
             shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
 
 
-def relist(root: Path, manifest: dict[str, Any], level: int, leaving: str) -> dict[str, Any]:
+def relist(root: Path, manifest: dict[str, Any], level: int, leaving: tuple[str, ...]) -> dict[str, Any]:
     """The manifest `manifest` with level `level`'s files recorded again as they are on disk,
-    leaving out those whose names start with `leaving` (files the engine rewrote in its current
-    format, and deletes next), replaced atomically; the manifest as it reads back."""
+    leaving out those whose names start with one of `leaving` (files the engine rewrote in its
+    current format, and deletes next), replaced atomically; the manifest as it reads back."""
     levels = [dict(lv) for lv in manifest["levels"]]
     files = _files(level_dir(root, level))
     levels[level - 1]["files"] = {name: f for name, f in files.items() if not name.startswith(leaving)}
@@ -78,11 +78,12 @@ def relist(root: Path, manifest: dict[str, Any], level: int, leaving: str) -> di
 def _replace(root: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     """Write `manifest` under its digest in place of the run's, atomically; it as it reads back."""
     content = json.loads(json.dumps(manifest))
+    signed = {**content, "digest": _digest(content)}
     fd, tmp = tempfile.mkstemp(dir=root, prefix=f".{MANIFEST}.", suffix=".tmp")
     with os.fdopen(fd, "w") as f:
-        json.dump({**content, "digest": _digest(content)}, f)
+        json.dump(signed, f)
     os.replace(tmp, root / MANIFEST)
-    return {**content, "digest": _digest(content)}
+    return signed
 
 
 def check_fresh(root: Path) -> None:

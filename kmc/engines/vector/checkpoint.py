@@ -80,21 +80,24 @@ def _save(d: Path, arrays: Arrays, pool: Executor | None = None, ways: int = 1) 
     """Each array written as `name`.npy in `d`. With a pool, `ways` arrays are gathered at a time
     on its threads while this one writes: a level's lanes each gather and pack dozens of words
     (about two minutes a level of 60 million kraft states, on one thread)."""
+    def write(name: str, a: np.ndarray) -> None:
+        np.save(d / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+
+    if pool is None:
+        for name, gather in arrays.items():
+            write(name, gather())
+        return
     pending: deque[tuple[str, Future]] = deque()
-
-    def write() -> None:
-        name, gathered = pending.popleft()
-        np.save(d / f"{name}.npy", np.ascontiguousarray(gathered.result()), allow_pickle=False)
-
     for name, gather in arrays.items():
-        if pool is None:
-            np.save(d / f"{name}.npy", np.ascontiguousarray(gather()), allow_pickle=False)
-            continue
         pending.append((name, pool.submit(gather)))
         if len(pending) > ways:
-            write()
-    while pending:
-        write()
+            write(*_result(pending.popleft()))
+    for item in pending:
+        write(*_result(item))
+
+
+def _result(item: tuple[str, Future]) -> tuple[str, np.ndarray]:
+    return item[0], item[1].result()
 
 
 class Stored:
@@ -138,12 +141,15 @@ class Stored:
                           for w in range(fmt.words - 1)]
 
     def older(self, level: int, codes: WordCodes | None) -> list[str]:
-        """The kinds of file of level `level` kept in an older format: coded keys a word a file
-        (format 2), each state's parent (formats 2 and 3)."""
+        """The kinds of file (name prefixes) of level `level` kept in an older format: coded keys
+        a word a file (format 2), each state's parent (formats 2 and 3)."""
         files = self.manifest["levels"][level - 1]["files"]
-        return [prefix for prefix, old in [("keys-word-", codes is not None and bool(codes.values)
-                                            and "keys-layout.npy" not in files),
-                                           ("links-parent", "links-parent.npy" in files)] if old]
+        older = []
+        if codes is not None and codes.values and "keys-layout.npy" not in files:
+            older.append("keys-word-")
+        if "links-parent.npy" in files:
+            older.append("links-parent")
+        return older
 
     def rewrite(self, level: int, older: list[str], fmt: KeyFormat, codes: WordCodes | None, instances: int) -> None:
         """Level `level`'s files of the `older` kinds rewritten as this kmc writes them: a
@@ -163,8 +169,8 @@ class Stored:
             arrays["links-children"] = partial(self._children, level, parents, instances)
         d = level_dir(self.root, level)
         _save(d, arrays)
+        self.manifest = checkpoints.relist(self.root, self.manifest, level, leaving=tuple(older))
         for prefix in older:
-            self.manifest = checkpoints.relist(self.root, self.manifest, level, leaving=prefix)
             for f in d.glob(prefix + "*"):
                 f.unlink()
 

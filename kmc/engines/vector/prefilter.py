@@ -51,10 +51,8 @@ class KeyFilter:
     def of(cls, sort_key: np.ndarray, marks: Marks | None = None) -> KeyFilter:
         """A filter of `sort_key`'s keys alone, of BITS_PER_KEY to twice that bits a key."""
         f = cls(marks)
-        f.fit([sort_key])
-        if f.bits == _MIN_BITS:  # the smallest table holds them: fit did not add them
-            f.n = 0
-            f.add(sort_key)
+        f._resize(_bits_for(len(sort_key)))
+        f.add(sort_key)
         return f
 
     @property
@@ -80,15 +78,16 @@ class KeyFilter:
         self.n = sum(len(part) for part in everything)
         if self.n * BITS_PER_KEY <= (1 << self.bits):
             return
-        bits = self.bits
-        while self.n * BITS_PER_KEY > (1 << bits):
-            bits += 1
+        self._resize(_bits_for(self.n))
+        for part in everything:
+            self.add(part)
+
+    def _resize(self, bits: int) -> None:
+        """An empty table of 2**bits bits in place of this one."""
         del self.table  # the old table goes before the new one comes: the peak is one table
         self.table = np.zeros(1 << (bits - 3), dtype=np.uint8)
         self.bits = bits
         self.n = 0
-        for part in everything:
-            self.add(part)
 
     def _set(self, slots: np.ndarray) -> None:
         bit = (slots & 7).astype(np.uint8)
@@ -105,3 +104,11 @@ class KeyFilter:
             return self.marks.marked(self.table, bits, sort_key)
         slots = self._slots(sort_key)
         return (self.table[slots >> 3] >> (slots & 7).astype(np.uint8)) & np.uint8(1) != 0
+
+
+def _bits_for(n: int) -> int:
+    """The fewest bits (a power of two, at least 2**_MIN_BITS) that give n keys BITS_PER_KEY each."""
+    bits = _MIN_BITS
+    while n * BITS_PER_KEY > (1 << bits):
+        bits += 1
+    return bits
