@@ -45,6 +45,7 @@ class CompiledStep(LevelStep):
         self._unpack = function("unpack", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p])
         self.keys = KeyKernels(packing.words)
         self.fmt.lower_bounds = self.keys.lower_bounds  # the visited keys searched natively
+        self.fmt.lower_bounds_from = self.keys.lower_bounds_from
         self.search = self.keys.search
         self.marks = self.keys
 

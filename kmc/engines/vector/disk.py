@@ -8,10 +8,11 @@ parent links of finished levels and the level being expanded go to disk the same
 are read in order (a level) or only to rebuild a counterexample (links).
 
 Duplicates against the runs on disk are detected a chunk at a time: a chunk's candidate keys
-come sorted, so the binary searches into a run walk it from low keys to high, and the key
-filter in front (kmc/engines/vector/prefilter.py, rebuilt over every run) lets most new keys
-skip them. The operating system's page cache keeps the runs' hot pages in whatever memory is
-left: TLC's disk-backed fingerprint set works the same way.
+come sorted, so the searches into a run walk it from low keys to high, and the key filter in
+front (kmc/engines/vector/prefilter.py, rebuilt over every run) lets most new keys skip them.
+Each run keeps every 512th sort key in memory (kmc/engines/vector/bounds.py), so that a search
+reads one page of its sort keys. The operating system's page cache keeps the runs' hot pages
+in whatever memory is left: TLC's disk-backed fingerprint set works the same way.
 
 Runs are merged on disk, a block at a time, once there are more than `MAX_RUNS` of them (a key
 is in one run only, so a merge keeps every key): a key is then searched in a few runs at most.
@@ -76,7 +77,7 @@ class Spill:
         that other threads searching the runs see a whole list."""
         if len(visited):
             self.runs = [*self.runs, Visited.holding(self.fmt, self.save(visited.sort_key),
-                                                     [self.save(e) for e in visited.extras])]
+                                                     [self.save(e) for e in visited.extras]).indexed()]
         if len(self.runs) > MAX_RUNS:
             merged = self.runs[0]
             for run in self.runs[1:]:
@@ -87,7 +88,7 @@ class Spill:
         """A level's keys as a checkpoint holds them (sorted, its files mapped) as a run. The list
         is replaced, never changed in place, as `add_run`'s."""
         if len(run):
-            self.kept = [(run, KeyFilter.of(run.sort_key, self.marks)), *self.kept]
+            self.kept = [(run.indexed(), KeyFilter.of(run.sort_key, self.marks)), *self.kept]
 
     def _all(self) -> list[Visited]:
         return [*self.runs, *(run for run, _ in self.kept)]
@@ -120,7 +121,7 @@ class Spill:
             for x in [run.sort_key, *run.extras]:
                 if isinstance(x, np.memmap) and x.filename is not None:
                     Path(x.filename).unlink(missing_ok=True)  # searches under way keep their mapping
-        return Visited.holding(self.fmt, out[0], out[1:])
+        return Visited.holding(self.fmt, out[0], out[1:]).indexed()
 
     def _measure(self) -> None:
         self.bytes = max(self.bytes, sum(f.stat().st_size for f in self.path.iterdir()))

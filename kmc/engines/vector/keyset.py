@@ -21,6 +21,9 @@ from typing import Callable, Sequence, Union
 
 import numpy as np
 
+from kmc.engines.vector.bounds import (LowerBounds, LowerBoundsFrom, indexed_lower_bounds, lower_bounds,
+                                      lower_bounds_from, sample)
+
 U64 = np.uint64
 _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
@@ -60,26 +63,26 @@ class Rows:
 Words = Sequence[Union[np.ndarray, Rows]]  # the other words of keys searched for
 
 
-LowerBounds = Callable[[np.ndarray, np.ndarray], np.ndarray]  # np.searchsorted(ascending, keys), side left
-
-
-def lower_bounds(ascending: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Where each key goes in `ascending`: numpy's searchsorted."""
-    return np.searchsorted(ascending, keys)
-
-
 class KeyFormat:
     """How keys of `words` words (of `word_bits` bits each) are stored and sorted."""
 
     def __init__(self, word_bits: list[int]):
         self.words = len(word_bits)
         self.extra_dtypes = [np.dtype(np.uint32) if b <= 32 else np.dtype(U64) for b in word_bits[1:]]
-        # where sorted sort keys are searched: numpy's searchsorted, or a native kernel that does
-        # the same (the compiled engine's: kmc/semantics/compiled/keys.py:KeyKernels.lower_bounds)
+        # where sorted sort keys are searched: numpy, or native kernels that do the same (the
+        # compiled engine's: kmc/semantics/compiled/keys.py:KeyKernels.lower_bounds)
         self.lower_bounds: LowerBounds = lower_bounds
+        self.lower_bounds_from: LowerBoundsFrom = lower_bounds_from
 
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "lower_bounds": lower_bounds}  # a native function does not pickle
+    def __getstate__(self) -> dict:  # native functions do not pickle
+        return {**self.__dict__, "lower_bounds": lower_bounds, "lower_bounds_from": lower_bounds_from}
+
+    def positions(self, ascending: np.ndarray, keys: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
+        """Where each key goes in sorted sort keys (side left), through their sparse `index`
+        (kmc/engines/vector/bounds.py) if they have one."""
+        if index is None:
+            return self.lower_bounds(ascending, keys)
+        return indexed_lower_bounds(ascending, index, keys, self.lower_bounds, self.lower_bounds_from)
 
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """(sort key, other words) of keys given as words (W x N, uint64)."""
@@ -190,6 +193,9 @@ class Visited:
     up in place, a block at a time from the top, so merging never holds two copies of the
     visited set."""
 
+    # a run on disk: every EVERY-th sort key, in memory (kmc/engines/vector/bounds.py); a merge drops it
+    index: np.ndarray | None = None
+
     def __init__(self, fmt: KeyFormat, extra_dtypes: list[np.dtype] | None = None):
         self.fmt = fmt
         self.n = 0
@@ -206,6 +212,12 @@ class Visited:
 
     def __len__(self) -> int:
         return self.n
+
+    def indexed(self) -> Visited:
+        """This set, searched from now on through a sparse index of its sort keys (for a run on
+        disk, whose keys never change: kmc/engines/vector/bounds.py)."""
+        self.index = sample(self.sort_key)
+        return self
 
     def __getstate__(self) -> dict:
         return {"fmt": self.fmt, "n": self.n, "_sort_key": self.sort_key.copy(),
@@ -234,7 +246,7 @@ class Visited:
 
         n = self.n
         mine_key = self.sort_key
-        pos = self.fmt.lower_bounds(mine_key, sort_key)
+        pos = self.fmt.positions(mine_key, sort_key, self.index)
         if n == 0:
             return np.zeros(len(sort_key), dtype=bool), pos
         at = np.minimum(pos, n - 1)
@@ -276,6 +288,7 @@ class Visited:
         m = len(sort_key)
         if m == 0:
             return
+        self.index = None
         extras = self._incoming(extras, m)
         need = self.n + m
         if need > len(self._sort_key):

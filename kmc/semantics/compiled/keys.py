@@ -9,7 +9,9 @@ keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyse
 `search` looks every word of a batch of keys up in its dictionary (kmc/engines/vector/keyset.py:WordCodes)
 in one call: a branch-free binary search per word and key. `mark` and `marked` set and test the
 bits of kmc/engines/vector/prefilter.py:KeyFilter, bit for bit. `lower_bounds` is numpy's
-searchsorted over sorted sort keys (the visited set's, a level's runs), a block of keys' loads overlapped.
+searchsorted over sorted sort keys (the visited set's, a level's runs), a block of keys' loads
+overlapped; `lower_bounds_from` the same within a range of each key's own (a run on disk's
+sparse index gives it).
 """
 
 from __future__ import annotations
@@ -126,18 +128,20 @@ def first_kernel(module: ir.Module, words: int) -> None:
 
 
 def _halvings(b: ir.IRBuilder, n: ir.Value, low: ir.Value, ascending: ir.Value, keys: ir.Value, size: ir.Value,
-              below: str, name: str) -> None:
+              below: str, name: str, clear: bool = True) -> None:
     """Binary searches of n keys (at `keys`) in the ascending values at `ascending` (as many as
     `size`, a pointer, holds; it is used up), branch-free, every key's range halved in one pass
-    over the keys so that their loads overlap: low[i] (set to 0 first) ends at the last position
-    of the range whose value is `below` key i (the comparison, unsigned), or 0. `b` is left after."""
+    over the keys so that their loads overlap: low[i] (set to 0 first, or as given unless
+    `clear`) ends at the last position of the range from it whose value is `below` key i (the
+    comparison, unsigned), or its start. `b` is left after."""
     fn = b.function
 
     def at(p: ir.Value, j: ir.Value) -> ir.Value:
         return b.gep(p, [j], inbounds=True)
 
-    with Loop(b, n, f"{name}.clear") as li:
-        b.store(c64(0), at(low, li.value))
+    if clear:
+        with Loop(b, n, f"{name}.clear") as li:
+            b.store(c64(0), at(low, li.value))
     head, halve, done = (fn.append_basic_block(f"{name}.{part}") for part in ("head", "halve", "done"))
     b.branch(head)
     b.position_at_end(head)
@@ -185,11 +189,13 @@ def search_kernel(module: ir.Module) -> None:
     b.ret_void()
 
 
-def lower_bound_kernel(module: ir.Module) -> None:
+def lower_bound_kernel(module: ir.Module, ranged: bool) -> None:
     """`lower_bounds(A, size, Q, n, low)`: low[i] = how many of the `size` ascending values at A
     are below Q[i] (numpy's searchsorted, side left). Branch-free, every key's range halved in
-    one pass over the keys, as `search`: the keys' loads overlap where numpy's wait on each other."""
-    fn, a = kernel_function(module, "lower_bounds", ("A", "size", "Q", "n", "low"),
+    one pass over the keys, as `search`: the keys' loads overlap where numpy's wait on each other.
+    `ranged`: `lower_bounds_from(A, size, Q, n, low)`, each key searched among the `size` values
+    from low[i] as given (kmc/engines/vector/bounds.py:lower_bounds_from)."""
+    fn, a = kernel_function(module, "lower_bounds_from" if ranged else "lower_bounds", ("A", "size", "Q", "n", "low"),
                             lambda x: I64 if x in ("size", "n") else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     left = b.alloca(I64, name="left")
@@ -199,7 +205,7 @@ def lower_bound_kernel(module: ir.Module) -> None:
 
     last, done = fn.append_basic_block("lower.last"), fn.append_basic_block("lower.done")
     b.store(a["size"], left)
-    _halvings(b, a["n"], a["low"], a["A"], a["Q"], left, "<", "lower")
+    _halvings(b, a["n"], a["low"], a["A"], a["Q"], left, "<", "lower", clear=not ranged)
     b.cbranch(b.icmp_signed(">", a["size"], c64(0)), last, done)
     b.position_at_end(last)
     with Loop(b, a["n"], "end") as li:
@@ -242,7 +248,8 @@ class KeyKernels:
                 sort_key_kernel(module, words)
                 first_kernel(module, words)
             search_kernel(module)
-            lower_bound_kernel(module)
+            lower_bound_kernel(module, ranged=False)
+            lower_bound_kernel(module, ranged=True)
             filter_kernels(module)
             return str(module)
 
@@ -255,8 +262,9 @@ class KeyKernels:
         self._search = function("search", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
                                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                            ctypes.c_void_p])
-        self._lower_bounds = function("lower_bounds", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
-                                                       ctypes.c_void_p])
+        self._lower_bounds, self._lower_bounds_from = (
+            function(name, [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
+            for name in ("lower_bounds", "lower_bounds_from"))
         self._mark = function("mark", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64])
         self._marked = function("marked", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
 
@@ -311,6 +319,17 @@ class KeyKernels:
         for start in range(0, len(keys), _LOWER_BOUNDS_BLOCK):  # a block's keys and positions stay in cache
             n = min(_LOWER_BOUNDS_BLOCK, len(keys) - start)
             self._lower_bounds(ascending.ctypes.data, len(ascending), keys[start:].ctypes.data, n, out[start:].ctypes.data)
+        return out
+
+    def lower_bounds_from(self, ascending: np.ndarray, keys: np.ndarray, start: np.ndarray, span: int) -> np.ndarray:
+        """kmc/engines/vector/bounds.py:lower_bounds_from: start[i] + how many of the `span`
+        values of `ascending` from start[i] are below keys[i]."""
+        ascending = np.ascontiguousarray(ascending, dtype=np.uint64)
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        out = np.array(start, dtype=np.int64)  # the kernel starts each key's search there
+        for at in range(0, len(keys), _LOWER_BOUNDS_BLOCK):
+            n = min(_LOWER_BOUNDS_BLOCK, len(keys) - at)
+            self._lower_bounds_from(ascending.ctypes.data, span, keys[at:].ctypes.data, n, out[at:].ctypes.data)
         return out
 
     def mark(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> None:
