@@ -123,6 +123,32 @@ def _rewrite(root: Path, level: int, name: str, a: np.ndarray) -> None:
     (root / "manifest.json").write_text(json.dumps(m))
 
 
+def _signed(root: Path, m: dict[str, Any], fmt: int) -> None:
+    """`m` as the manifest of format `fmt`, signed as kmc signs it."""
+    m["format"] = fmt
+    content = {k: v for k, v in m.items() if k != "digest"}
+    m["digest"] = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    (root / "manifest.json").write_text(json.dumps(m))
+
+
+def _listed(lv: dict[str, Any], f: Path) -> None:
+    lv["files"][f.name] = [f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()]
+
+
+def _as_format_4(root: Path) -> None:
+    """Rewrite a checkpoint's packed keys a lane a file, as formats 3 and 4 kept them, and re-sign it."""
+    m = json.loads((root / "manifest.json").read_text())
+    for lv in m["levels"]:
+        d = root / f"level-{lv['level']:04d}"
+        layout = Layout.from_table(np.load(d / "keys-layout.npy"), m["key_words"] - 1)
+        for lane, a in enumerate(layout.of_rows(np.load(d / "keys-rows.npy"))):
+            np.save(d / f"keys-lane-{lane}.npy", a, allow_pickle=False)
+            _listed(lv, d / f"keys-lane-{lane}.npy")
+        (d / "keys-rows.npy").unlink()
+        del lv["files"]["keys-rows.npy"]
+    _signed(root, m, 4)
+
+
 def _as_format_2(root: Path) -> tuple[int, int]:
     """Rewrite a checkpoint's coded keys a word a file and its links a parent a state, as format 2
     kept them (an older kmc's checkpoint), and re-sign it; the bytes of the keys' other words
@@ -132,8 +158,8 @@ def _as_format_2(root: Path) -> tuple[int, int]:
     for lv in m["levels"]:
         d = root / f"level-{lv['level']:04d}"
         layout = Layout.from_table(np.load(d / "keys-layout.npy"), m["key_words"] - 1)
-        lanes = [np.load(d / f"keys-lane-{lane}.npy") for lane in range(len(layout.used))]
-        for f in [d / "keys-layout.npy", *(d / f"keys-lane-{lane}.npy" for lane in range(len(layout.used)))]:
+        lanes = layout.of_rows(np.load(d / "keys-rows.npy"))
+        for f in [d / "keys-layout.npy", d / "keys-rows.npy"]:
             packed += f.stat().st_size
             del lv["files"][f.name]
             f.unlink()
@@ -141,18 +167,14 @@ def _as_format_2(root: Path) -> tuple[int, int]:
             f = d / f"keys-word-{w}.npy"
             np.save(f, layout.unpack(w, lanes, lv["keys"]), allow_pickle=False)
             unpacked += f.stat().st_size
-            lv["files"][f.name] = [f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()]
+            _listed(lv, f)
         if lv["level"] > 1:
             children = d / "links-children.npy"
             np.save(d / "links-parent.npy", Parents(np.load(children)).indices(), allow_pickle=False)
             del lv["files"][children.name]
             children.unlink()
-            f = d / "links-parent.npy"
-            lv["files"][f.name] = [f.stat().st_size, hashlib.sha256(f.read_bytes()).hexdigest()]
-    m["format"] = 2
-    content = {k: v for k, v in m.items() if k != "digest"}
-    m["digest"] = hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-    (root / "manifest.json").write_text(json.dumps(m))
+            _listed(lv, d / "links-parent.npy")
+    _signed(root, m, 2)
     return packed, unpacked
 
 
@@ -168,12 +190,31 @@ def test_a_checkpoint_of_format_2_resumes(tmp_path: Path, memory_limit: int | No
                     checkpoint=Checkpoint(directory=tmp_path, resume=True))
     assert outcome(resumed) == want
     m = json.loads((tmp_path / "manifest.json").read_text())
-    assert m["format"] == 4
-    assert all("keys-layout.npy" in lv["files"] and "keys-word-0.npy" not in lv["files"] for lv in m["levels"])
+    assert m["format"] == 5
+    assert all("keys-rows.npy" in lv["files"] and "keys-word-0.npy" not in lv["files"] for lv in m["levels"])
     assert all("links-children.npy" in lv["files"] for lv in m["levels"][1:])
     assert not list(tmp_path.glob("level-*/keys-word-*")) and not list(tmp_path.glob("level-*/links-parent*"))
     assert sum(size for lv in m["levels"][:9] for name, (size, _) in lv["files"].items()
-               if name.startswith("keys-la")) < 0.6 * unpacked
+               if name in ("keys-layout.npy", "keys-rows.npy")) < 0.6 * unpacked
+    assert outcome(check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))) == want
+
+
+@pytest.mark.parametrize("memory_limit", [None, 1])
+def test_a_checkpoint_of_format_4_resumes(tmp_path: Path, memory_limit: int | None) -> None:
+    """Packed keys were kept a lane a file before a key's lanes were kept in a row: such a
+    checkpoint resumes (spilling into its files too), its levels rewritten in rows as they load,
+    taking the same disk."""
+    model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)
+    rows = sum(f.stat().st_size - 128 for f in tmp_path.glob("level-*/keys-rows.npy"))
+    _as_format_4(tmp_path)
+    assert sum(f.stat().st_size - 128 for f in tmp_path.glob("level-*/keys-lane-*.npy")) == rows
+    want = outcome(check(model, invariants))
+    resumed = check(model, invariants, limits=Limits(memory_limit=memory_limit),
+                    checkpoint=Checkpoint(directory=tmp_path, resume=True))
+    assert outcome(resumed) == want
+    m = json.loads((tmp_path / "manifest.json").read_text())
+    assert m["format"] == 5 and all("keys-rows.npy" in lv["files"] for lv in m["levels"])
+    assert not list(tmp_path.glob("level-*/keys-lane-*"))
     assert outcome(check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))) == want
 
 
@@ -193,13 +234,13 @@ def test_a_rewrite_stopped_halfway_names_the_files_left_over(tmp_path: Path, mon
         m.setattr(target, stop, stopped)
         with pytest.raises(KeyboardInterrupt):
             check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
-    left = "keys-lane-0.npy" if stop == "relist" else "keys-word-0.npy"
-    with pytest.raises(BadInput, match=rf"level-0001/{left}: not part of the run .*more file\(s\) there\); remove it"):
+    left = ["keys-layout.npy", "keys-rows.npy"] if stop == "relist" else \
+        [f.name for f in (tmp_path / "level-0001").glob("keys-word-*")]
+    with pytest.raises(BadInput, match=rf"level-0001/{sorted(left)[0]}: not part of the run .*more file\(s\) there\); "
+                                       "remove it"):
         check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
-    for f in tmp_path.glob(f"level-0001/{left.split('-')[0]}-{left.split('-')[1]}-*"):
-        f.unlink()
-    if stop == "relist":
-        (tmp_path / "level-0001" / "keys-layout.npy").unlink()
+    for name in left:
+        (tmp_path / "level-0001" / name).unlink()
     resumed = check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
     assert outcome(resumed) == outcome(check(model, invariants))
 
@@ -218,13 +259,18 @@ def test_a_checkpoint_whose_arrays_are_wrong_is_refused(tmp_path: Path, name: st
         check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
 
 
+def _all_ones(rows: np.ndarray, lane: str) -> np.ndarray:
+    out = rows.copy()
+    out[lane] = np.iinfo(out[lane].dtype).max
+    return out
+
+
 @pytest.mark.parametrize("name, change, message", [
     ("keys-layout.npy", lambda a: np.concatenate([a, a[:4]]), r"keys-layout.npy: two pieces overlap in lane 0: "
      "the run cannot be resumed"),
     ("keys-layout.npy", lambda a: a.astype(np.int32), "expected one of int64"),
-    ("keys-lane-0.npy", lambda a: a | a.dtype.type(np.iinfo(a.dtype).max), r"keys-lane-\*.npy: word \d+ has a code beyond "
-     "its dictionary"),
-    ("keys-lane-0.npy", lambda a: a.astype(np.int64), "expected one of uint"),
+    ("keys-rows.npy", lambda a: _all_ones(a, "lane-0"), r"keys-rows.npy: word \d+ has a code beyond its dictionary"),
+    ("keys-rows.npy", lambda a: a.view(np.uint8), r"expected one of \[\('lane-0'"),
 ])
 def test_a_checkpoint_whose_packed_keys_are_wrong_is_refused(tmp_path: Path, name: str, change: Any, message: str) -> None:
     model, invariants = _stopped(tmp_path, "kraft", KRAFT, SearchOptions(), 9)

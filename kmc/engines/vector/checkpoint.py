@@ -6,9 +6,10 @@ back without pickles: data, never code):
 
 - `keys-sort.npy`: the level's sort keys, sorted, and the other words of its keys in that
   order: coded keys (kmc/engines/vector/keyset.py) bit-packed into lanes, each index in the bits
-  its dictionary needs (`keys-lane-L.npy`, and `keys-layout.npy`, where each word's bits are:
-  kmc/engines/vector/packed.py); keys not coded a word a file (`keys-word-W.npy`, as format 2
-  kept coded keys too, which --resume still reads);
+  its dictionary needs, a key's lanes side by side (`keys-rows.npy`, so that a search on disk
+  reads them in one page, and `keys-layout.npy`, where each word's bits are:
+  kmc/engines/vector/packed.py); keys not coded a word a file (`keys-word-W.npy`). Formats 3
+  and 4 kept a file a lane (`keys-lane-L.npy`), format 2 coded keys a word a file too;
 - `links-children.npy`, `links-action.npy` (from level 2): how many of the level's states each
   state of the level before reached first (kmc/engines/vector/links.py), and the instance that
   reached each state, for counterexamples (formats 2 and 3 kept each state's parent,
@@ -51,8 +52,9 @@ from kmc.engines.vector.verdicts import Expansion
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 
-# 4: parent links as child counts; 3: each state's parent, coded keys bit-packed; 2: and a word a file
-LAYOUT = Layout("vector", 4, "frontier-", reads_older=(2, 3))
+# 5: a key's lanes in a row; 4: a file a lane, parent links as child counts; 3: each state's
+# parent, coded keys bit-packed; 2: and a word a file
+LAYOUT = Layout("vector", 5, "frontier-", reads_older=(2, 3, 4))
 _CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
 
@@ -130,37 +132,55 @@ class Stored:
         sort_key = self.array(level, "keys-sort", [np.dtype(np.uint64)], size)
         if codes is None or "keys-layout.npy" not in self.manifest["levels"][level - 1]["files"]:
             return sort_key, list(self.words(level, "keys", fmt, codes))
-        try:
-            layout = packed.Layout.from_table(np.array(self.array(level, "keys-layout", [np.dtype(np.int64)], None)),
-                                              fmt.words - 1)
-        except ValueError as e:
-            raise BadInput(f"--resume: {level_dir(self.root, level)}/keys-layout.npy: {e}: the run cannot be resumed") \
-                from e
-        lanes = [self.array(level, f"keys-lane-{lane}", [dt], size) for lane, dt in enumerate(layout.dtypes())]
+        layout = self.layout(level, fmt)
+        lanes = [np.ascontiguousarray(a) for a in self.lanes(level, layout)]  # a pass over the rows, not one a word
         return sort_key, [partial(self._unpacked, level, layout, lanes, w, len(codes.values[w]))
                           for w in range(fmt.words - 1)]
 
+    def lanes(self, level: int, layout: packed.Layout) -> list[np.ndarray]:
+        """Level `level`'s lanes: views of its rows, or a file a lane (formats 3 and 4)."""
+        size = self.sizes[level - 1]
+        if "keys-rows.npy" in self.manifest["levels"][level - 1]["files"]:
+            return layout.of_rows(self.array(level, "keys-rows", [layout.row_dtype()], size))
+        return [self.array(level, f"keys-lane-{lane}", [dt], size) for lane, dt in enumerate(layout.dtypes())]
+
+    def layout(self, level: int, fmt: KeyFormat) -> packed.Layout:
+        """Where level `level`'s coded keys have each word's bits (kmc/engines/vector/packed.py)."""
+        try:
+            return packed.Layout.from_table(np.array(self.array(level, "keys-layout", [np.dtype(np.int64)], None)),
+                                            fmt.words - 1)
+        except ValueError as e:
+            raise BadInput(f"--resume: {level_dir(self.root, level)}/keys-layout.npy: {e}: the run cannot be resumed") \
+                from e
+
     def older(self, level: int, codes: WordCodes | None) -> list[str]:
         """The kinds of file (name prefixes) of level `level` kept in an older format: coded keys
-        a word a file (format 2), each state's parent (formats 2 and 3)."""
+        a word a file (format 2), a lane a file (formats 3 and 4), each state's parent (formats 2
+        and 3)."""
         files = self.manifest["levels"][level - 1]["files"]
         older = []
         if codes is not None and codes.values and "keys-layout.npy" not in files:
             older.append("keys-word-")
+        if "keys-layout.npy" in files and "keys-rows.npy" not in files:
+            older.append("keys-lane-")
         if "links-parent.npy" in files:
             older.append("links-parent")
         return older
 
     def rewrite(self, level: int, older: list[str], fmt: KeyFormat, codes: WordCodes | None, instances: int) -> None:
         """Level `level`'s files of the `older` kinds rewritten as this kmc writes them: a
-        format-2 level takes about 60 % more disk, a format-3 one 3 bytes a state more. If the
-        run stops before the manifest names the new files, or before the old ones are deleted,
+        format-2 level takes about 60 % more disk, a format-3 one 3 bytes a state more, and a
+        search on disk reads a page of a format-4 level's keys for each of its lanes. If the run
+        stops before the manifest names the new files, or before the old ones are deleted,
         --resume names the files left over, to remove."""
         arrays: Arrays = {}
         if "keys-word-" in older:
             assert codes is not None
             arrays.update(key_arrays(*self.keys(level, fmt, codes), codes))
             del arrays["keys-sort"]
+        if "keys-lane-" in older:
+            layout = self.layout(level, fmt)
+            arrays["keys-rows"] = partial(layout.rows, self.lanes(level, layout), self.sizes[level - 1])
         if "links-parent" in older:
             parents = self.array(level, "links-parent", [np.dtype(np.int32)], self.sizes[level - 1])
             if len(parents) and not bool(np.all(parents[1:] >= parents[:-1])):
@@ -202,7 +222,7 @@ class Stored:
         """Word w's indices, unpacked from `lanes`: BadInput unless each is below `known`."""
         x = layout.unpack(w, lanes, self.sizes[level - 1])
         if len(x) and int(x.max()) >= known:
-            raise BadInput(f"--resume: {level_dir(self.root, level)}/keys-lane-*.npy: word {w} has a code beyond its "
+            raise BadInput(f"--resume: {level_dir(self.root, level)}/keys-rows.npy: word {w} has a code beyond its "
                            "dictionary: the run cannot be resumed")
         return x
 
@@ -272,8 +292,7 @@ def kept_keys(root: Path, number: int, size: int, fmt: KeyFormat, codes: WordCod
         layout = packed.Layout.from_table(np.load(table, allow_pickle=False), fmt.words - 1)
     except (OSError, ValueError) as e:
         raise BadInput(f"--checkpoint-dir: {table}: gone or changed while the run read it ({e})") from e
-    return PackedVisited.over(fmt, codes, layout, sort_key,
-                              [kept_array(root, number, f"keys-lane-{lane}", size) for lane in range(len(layout.used))])
+    return PackedVisited.over(fmt, codes, layout, sort_key, layout.of_rows(kept_array(root, number, "keys-rows", size)))
 
 
 def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
@@ -298,7 +317,8 @@ def key_arrays(sort_key: np.ndarray, extras: Sequence[New], codes: WordCodes | N
         return {**out, **{f"keys-word-{w}": x if callable(x) else partial(_same, x) for w, x in enumerate(extras)}}
     layout = packed.Layout.fresh(packed.needed(codes))
     out["keys-layout"] = layout.table
-    out.update({f"keys-lane-{lane}": partial(layout.lane, lane, extras, len(sort_key)) for lane in range(len(layout.used))})
+    n = len(sort_key)
+    out["keys-rows"] = partial(layout.rows, [partial(layout.lane, lane, extras, n) for lane in range(len(layout.used))], n)
     return out
 
 

@@ -136,6 +136,22 @@ class Layout:
         assert out is not None
         return out.astype(_dtype(low), copy=False) if narrow else out
 
+    def row_dtype(self) -> np.dtype:
+        """A key's lanes side by side, as a checkpoint's level keeps them: a search on disk reads
+        a key's lanes in one page, where a file a lane took a page of each."""
+        return np.dtype([(f"lane-{lane}", dt) for lane, dt in enumerate(self.dtypes())])
+
+    def rows(self, lanes: Sequence[New], n: int) -> np.ndarray:
+        """n keys' lanes (arrays, or functions that make them, called one at a time) as rows of `row_dtype`."""
+        out = np.empty(n, dtype=self.row_dtype())
+        for lane, x in enumerate(lanes):
+            out[f"lane-{lane}"] = x() if callable(x) else x
+        return out
+
+    def of_rows(self, rows: np.ndarray) -> list[np.ndarray]:
+        """The lanes of rows of `row_dtype` (views, not copies)."""
+        return [rows[f"lane-{lane}"] for lane in range(len(self.used))]
+
     @staticmethod
     def wide(lanes: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Lanes as uint64, to unpack many words from."""
