@@ -282,17 +282,20 @@ def _same(a: np.ndarray) -> np.ndarray:
 
 def kept_keys(root: Path, number: int, size: int, fmt: KeyFormat, codes: WordCodes | None) -> Visited:
     """Level `number`'s keys as this run kept them in `root` (sorted), mapped read-only: a run of
-    the visited set on disk that takes no disk of its own (kmc/engines/vector/disk.py)."""
-    sort_key = kept_array(root, number, "keys-sort", size)
+    the visited set on disk that takes no disk of its own (kmc/engines/vector/disk.py). Plain
+    arrays over the mapping: a search indexes them dozens of times a chunk, and a memmap's
+    indexing runs Python code each time."""
+    sort_key = np.asarray(kept_array(root, number, "keys-sort", size))
     table = level_dir(root, number) / "keys-layout.npy"
     if codes is None or not table.exists():
-        return Visited.holding(fmt, sort_key, [kept_array(root, number, f"keys-word-{w}", size)
+        return Visited.holding(fmt, sort_key, [np.asarray(kept_array(root, number, f"keys-word-{w}", size))
                                                for w in range(fmt.words - 1)])
     try:
         layout = packed.Layout.from_table(np.load(table, allow_pickle=False), fmt.words - 1)
     except (OSError, ValueError) as e:
         raise BadInput(f"--checkpoint-dir: {table}: gone or changed while the run read it ({e})") from e
-    return PackedVisited.over(fmt, codes, layout, sort_key, layout.of_rows(kept_array(root, number, "keys-rows", size)))
+    rows = np.asarray(kept_array(root, number, "keys-rows", size))
+    return PackedVisited.over(fmt, codes, layout, sort_key, layout.of_rows(rows))
 
 
 def kept_array(root: Path, number: int, name: str, size: int) -> np.ndarray:
