@@ -154,3 +154,31 @@ def test_eta_only_once_levels_shrink() -> None:
     assert remaining_states([100, 50]) is None
     assert remaining_states([400, 200, 100]) == pytest.approx(100.0)  # 50 + 25 + ... = 100
     assert remaining_states([1000, 500, 400]) == pytest.approx(1600.0)  # ratio 0.8: 400 * 0.8 / 0.2
+
+
+@pytest.mark.parametrize("engine", ["vector", "compiled"])
+def test_a_level_under_way_is_reported_as_it_is_expanded(engine: str, capsys: pytest.CaptureFixture) -> None:
+    """Within a level the vector engines report how much of it is expanded: more each time, the
+    states found so far counted; off a terminal the printer shows such a line at most once a
+    minute, and never takes it for a level's end."""
+    model, invariants = registry.build("fetch", mode="epoch", replicas=3)
+    reports: list = []
+    kmc_check(model, invariants, engine=engine, limits=Limits(time_limit=2.0), progress=reports.append, workers=2)
+    ends = {p.level: p for p in reports if not p.expanded and not p.to_check}
+    under_way = [p for p in reports if p.expanded]
+    levels = sorted({p.level for p in under_way if p.level in ends and p.level + 1 in ends})
+    assert levels and max(sum(1 for p in under_way if p.level == level) for level in levels) > 1
+    for level in levels:
+        mine = [p for p in under_way if p.level == level]
+        assert [p.expanded for p in mine] == sorted(p.expanded for p in mine)
+        assert mine[-1].expanded <= ends[level].frontier
+        assert all(ends[level].distinct_states <= p.distinct_states <= ends[level + 1].distinct_states for p in mine)
+    printer = ProgressPrinter("fetch epoch")
+    p = dataclasses.replace(under_way[0], seconds=5.0)
+    printer(p)
+    printer(dataclasses.replace(under_way[-1], seconds=50.0))  # within a minute of the line before: not shown
+    err = capsys.readouterr().err
+    share = f"{100 * p.expanded / p.frontier:.0f}"
+    assert err == (f"fetch epoch: level {p.level + 1} under way, {share}% of level {p.level}'s {p.frontier:,} "
+                   f"states expanded, {p.distinct_states:,} states, {p.rate:,.0f} states/s, {err.rsplit(', ', 1)[1]}")
+    assert printer.latest is None and printer.sizes == []  # not a level's end

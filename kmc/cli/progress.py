@@ -7,7 +7,9 @@ terminal, a rich progress bar: level, states, states/s, memory, and an ETA once 
 shrink steadily enough to extrapolate; elsewhere (CI logs) a plain line every few seconds.
 Throttled so it never slows the engine down. An engine's own figures (`Progress.figures`) are
 shown as they are, value then name. A run that stops short (a limit) checks the states it found
-and will not expand: it says so, with how many are left, every few seconds.
+and will not expand: it says so, with how many are left, every few seconds. Within a level
+(the vector engines report how much of it is expanded) the bar moves; elsewhere a line says so
+once a minute.
 `kmc simulate` prints a line per report of the swarm (about one a second) on a terminal, and
 at most one every 10 seconds elsewhere. Ctrl-C prints the statistics of the levels done so far
 (even with --quiet), once, and exits 130 (kmc/cli/main.py prints the interrupt's message);
@@ -27,6 +29,9 @@ from kmc import api
 from kmc.api import Capabilities, Checkpoint, CheckResult, Limits, Progress, SearchOptions, current_memory_bytes, peak_memory_bytes
 from kmc.model.temporal import Property
 from kmc.model.core import Invariant, Model
+
+
+UNDER_WAY_EVERY = 60.0  # seconds between lines about a level under way, off a terminal
 
 
 def remaining_states(levels: Sequence[int]) -> float | None:
@@ -57,10 +62,14 @@ class ProgressPrinter:
         self.task: Any = None
         self.previous = 0.0  # seconds at the last level (per-level lines)
         self.checking = False  # a line about the states checked as the run stops was shown
+        self.under_way = 0.0  # when the last line about a level under way was shown (not on a terminal)
 
     def __call__(self, p: Progress) -> None:
         if p.to_check:
             self._stopping(p)
+            return
+        if p.expanded:
+            self._under_way(p)
             return
         self.latest = p
         self.sizes.append(p.frontier)
@@ -109,13 +118,33 @@ class ProgressPrinter:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
 
+    def _under_way(self, p: Progress) -> None:
+        """A level under way: on a terminal, the bar moves (its level says how much is expanded);
+        elsewhere a line at most every UNDER_WAY_EVERY seconds."""
+        now = time.monotonic()
+        if self.quiet or p.seconds < 1.0 or now - (self.last if self.tty else self.under_way) < \
+                (0.2 if self.tty else UNDER_WAY_EVERY):
+            return
+        share = 100 * p.expanded / p.frontier if p.frontier else 100.0
+        mib = current_memory_bytes() / 2**20
+        if self.tty:
+            self.last = now
+            self._bar(p, p.rate, mib, None, level=f"{p.level + 1} ({share:.0f}% of level {p.level} expanded)")
+            return
+        self.under_way = now
+        sys.stderr.write(f"{self.label}: level {p.level + 1} under way, {share:.0f}% of level {p.level}'s "
+                         f"{p.frontier:,} states expanded, {p.distinct_states:,} states, {p.rate:,.0f} states/s, "
+                         f"{mib:,.0f} MiB\n")
+        sys.stderr.flush()
+        self.shown = True
+
     def _figures_line(self, p: Progress) -> None:
         mib = current_memory_bytes() / 2**20
         sys.stderr.write(f"{self.label}{figures(p)}, {p.seconds:.1f} s, {mib:,.0f} MiB\n")
         sys.stderr.flush()
         self.shown = True
 
-    def _bar(self, p: Progress, rate: float, mib: float, left: float | None) -> None:
+    def _bar(self, p: Progress, rate: float, mib: float, left: float | None, level: str | None = None) -> None:
         from rich.console import Console
         from rich.progress import BarColumn, Progress as Bar, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -130,7 +159,7 @@ class ProgressPrinter:
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=None, level=0, rate=0.0, mib=0.0)
         total = None if left is None else p.distinct_states + left
-        self.bar.update(self.task, completed=p.distinct_states, total=total, level=p.level, rate=rate, mib=mib)
+        self.bar.update(self.task, completed=p.distinct_states, total=total, level=level or p.level, rate=rate, mib=mib)
 
     def done(self) -> None:
         if self.bar is not None:

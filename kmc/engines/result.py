@@ -41,6 +41,9 @@ class Progress:
     figures: dict[str, Any] = field(default_factory=dict)  # an engine's own: name -> value, shown as they are
     resumed_states: int = 0  # loaded from a checkpoint (--resume): not found in `seconds`
     to_check: int = 0  # stopping: the states found and not expanded still to check before the run ends
+    # a level under way: how many of the `frontier` states of level `level` are expanded so far
+    # (`distinct_states` then counts the next level's states found so far); 0 at a level's end
+    expanded: int = 0
 
     @property
     def rate(self) -> float:

@@ -334,6 +334,10 @@ class Search:
                 self._accept(fresh, candidates.rank, depth, nxt, start, candidates.stutter)
             if self.stopped_by is not None:
                 break
+            if self.progress is not None:  # a level under way: levels of 60 million states take an hour
+                self.progress(Progress(depth, self.distinct + nxt.size, self.generated, len(level),
+                                       time.perf_counter() - self.started, resumed_states=self.resumed_states,
+                                       expanded=checked_to))
             if workers == 1:
                 expand(i + 1)
         wait(ahead)  # a stopped level: the chunks expanded ahead are dropped, their errors too
