@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-from kmc.engines.vector.bounds import EVERY, indexed_lower_bounds, lower_bounds, lower_bounds_from, sample
+from kmc.engines.vector.bounds import EVERY, PAGE, Index, lower_bounds, lower_bounds_from
 
 SIZES = [0, 1, 2, EVERY - 1, EVERY, EVERY + 1, 2 * EVERY, 2 * EVERY + 1, 3 * EVERY - 5, 50_000]
 
@@ -38,11 +38,18 @@ def test_numpy_halvings_count_the_keys_below_in_each_range() -> None:
 
 
 def test_indexed_lower_bounds_are_searchsorted() -> None:
-    for ascending, keys in runs():
-        index = sample(ascending)
-        assert len(index) == -(-len(ascending) // EVERY)
-        got = indexed_lower_bounds(ascending, index, keys, lower_bounds, lower_bounds_from)
-        assert np.array_equal(got, np.searchsorted(ascending, keys)), len(ascending)
+    """Runs starting anywhere in a page (the index's first sampled key at a page's start)."""
+    for stored, keys in runs():
+        for shift in (0, 1, 17, EVERY - 1):
+            room = np.zeros(len(stored) + EVERY + shift, dtype=np.uint64)
+            at = (-room.ctypes.data % PAGE) // 8 + shift
+            ascending = room[at:at + len(stored)]
+            ascending[:] = stored
+            index = Index(ascending)
+            assert index.first == (EVERY - shift) % EVERY or not len(ascending)
+            assert np.array_equal(index.keys, ascending[index.first::EVERY])
+            got = index.lower_bounds(ascending, keys, lower_bounds, lower_bounds_from)
+            assert np.array_equal(got, np.searchsorted(ascending, keys)), (len(ascending), shift)
 
 
 def test_native_indexed_lower_bounds_are_searchsorted() -> None:
@@ -51,5 +58,5 @@ def test_native_indexed_lower_bounds_are_searchsorted() -> None:
 
     native = KeyKernels(3)
     for ascending, keys in runs():
-        got = indexed_lower_bounds(ascending, sample(ascending), keys, native.lower_bounds, native.lower_bounds_from)
+        got = Index(ascending).lower_bounds(ascending, keys, native.lower_bounds, native.lower_bounds_from)
         assert np.array_equal(got, np.searchsorted(ascending, keys)), len(ascending)

@@ -21,8 +21,7 @@ from typing import Callable, Sequence, Union
 
 import numpy as np
 
-from kmc.engines.vector.bounds import (LowerBounds, LowerBoundsFrom, indexed_lower_bounds, lower_bounds,
-                                      lower_bounds_from, sample)
+from kmc.engines.vector.bounds import Index, LowerBounds, LowerBoundsFrom, lower_bounds, lower_bounds_from
 
 U64 = np.uint64
 _GOLDEN = U64(0x9E3779B97F4A7C15)
@@ -77,12 +76,12 @@ class KeyFormat:
     def __getstate__(self) -> dict:  # native functions do not pickle
         return {**self.__dict__, "lower_bounds": lower_bounds, "lower_bounds_from": lower_bounds_from}
 
-    def positions(self, ascending: np.ndarray, keys: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
+    def positions(self, ascending: np.ndarray, keys: np.ndarray, index: Index | None = None) -> np.ndarray:
         """Where each key goes in sorted sort keys (side left), through their sparse `index`
         (kmc/engines/vector/bounds.py) if they have one."""
         if index is None:
             return self.lower_bounds(ascending, keys)
-        return indexed_lower_bounds(ascending, index, keys, self.lower_bounds, self.lower_bounds_from)
+        return index.lower_bounds(ascending, keys, self.lower_bounds, self.lower_bounds_from)
 
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """(sort key, other words) of keys given as words (W x N, uint64)."""
@@ -193,8 +192,8 @@ class Visited:
     up in place, a block at a time from the top, so merging never holds two copies of the
     visited set."""
 
-    # a run on disk: every EVERY-th sort key, in memory (kmc/engines/vector/bounds.py); a merge drops it
-    index: np.ndarray | None = None
+    # a run on disk: every 512th sort key, in memory (kmc/engines/vector/bounds.py); a merge drops it
+    index: Index | None = None
 
     def __init__(self, fmt: KeyFormat, extra_dtypes: list[np.dtype] | None = None):
         self.fmt = fmt
@@ -216,8 +215,12 @@ class Visited:
     def indexed(self) -> Visited:
         """This set, searched from now on through a sparse index of its sort keys (for a run on
         disk, whose keys never change: kmc/engines/vector/bounds.py)."""
-        self.index = sample(self.sort_key)
+        self.index = Index(self.sort_key)
         return self
+
+    def arrays(self) -> list[np.ndarray]:
+        """The arrays that hold the keys (those of a run on disk map its files)."""
+        return [self._sort_key, *self._extras]
 
     def __getstate__(self) -> dict:
         return {"fmt": self.fmt, "n": self.n, "_sort_key": self.sort_key.copy(),
