@@ -36,7 +36,7 @@ from collections import deque
 from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
@@ -66,7 +66,16 @@ def identity(model: Model, invariants: Sequence[Invariant], search: SearchOption
     return json.loads(json.dumps(named))
 
 
-Arrays = dict[str, Callable[[], np.ndarray]]  # name -> the array, gathered when called (one at a time)
+class ToFile:
+    """A file written by `write(path)` itself, not an array gathered then saved: a level's rows
+    filled a lane at a time in the file's mapping, so that they take page cache, not 2.6 GB of
+    the run's memory (a level of 65 million kraft states)."""
+
+    def __init__(self, write: Callable[[Path], None]):
+        self.write = write
+
+
+Arrays = dict[str, Union[Callable[[], np.ndarray], ToFile]]  # name -> the array, gathered when called (one at a time)
 
 
 def write_level(root: Path, level: int, arrays: Arrays, manifest: dict[str, Any], pool: Executor | None = None,
@@ -82,16 +91,20 @@ def _save(d: Path, arrays: Arrays, pool: Executor | None = None, ways: int = 1) 
     """Each array written as `name`.npy in `d`. With a pool, `ways` arrays are gathered at a time
     on its threads while this one writes: a level's lanes each gather and pack dozens of words
     (about two minutes a level of 60 million kraft states, on one thread)."""
-    def write(name: str, a: np.ndarray) -> None:
-        np.save(d / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+    def write(name: str, a: np.ndarray | None) -> None:
+        if a is not None:  # None: a ToFile wrote it
+            np.save(d / f"{name}.npy", np.ascontiguousarray(a), allow_pickle=False)
+
+    def made(name: str, gather: Callable[[], np.ndarray] | ToFile) -> np.ndarray | None:
+        return gather.write(d / f"{name}.npy") if isinstance(gather, ToFile) else gather()
 
     if pool is None:
         for name, gather in arrays.items():
-            write(name, gather())
+            write(name, made(name, gather))
         return
     pending: deque[tuple[str, Future]] = deque()
     for name, gather in arrays.items():
-        pending.append((name, pool.submit(gather)))
+        pending.append((name, pool.submit(made, name, gather)))
         if len(pending) > ways:
             write(*_result(pending.popleft()))
     for item in pending:
@@ -180,7 +193,7 @@ class Stored:
             del arrays["keys-sort"]
         if "keys-lane-" in older:
             layout = self.layout(level, fmt)
-            arrays["keys-rows"] = partial(layout.rows, self.lanes(level, layout), self.sizes[level - 1])
+            arrays["keys-rows"] = rows_file(layout, self.lanes(level, layout), self.sizes[level - 1])
         if "links-parent" in older:
             parents = self.array(level, "links-parent", [np.dtype(np.int32)], self.sizes[level - 1])
             if len(parents) and not bool(np.all(parents[1:] >= parents[:-1])):
@@ -321,8 +334,18 @@ def key_arrays(sort_key: np.ndarray, extras: Sequence[New], codes: WordCodes | N
     layout = packed.Layout.fresh(packed.needed(codes))
     out["keys-layout"] = layout.table
     n = len(sort_key)
-    out["keys-rows"] = partial(layout.rows, [partial(layout.lane, lane, extras, n) for lane in range(len(layout.used))], n)
+    out["keys-rows"] = rows_file(layout, [partial(layout.lane, lane, extras, n) for lane in range(len(layout.used))], n)
     return out
+
+
+def rows_file(layout: packed.Layout, lanes: Sequence[New], n: int) -> ToFile:
+    """The file of n keys' rows (kmc/engines/vector/packed.py:Layout.rows), its lanes made one at a time."""
+    def write(path: Path) -> None:
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=layout.row_dtype(), shape=(n,))
+        layout.rows(lanes, n, out)
+        out.flush()
+
+    return ToFile(write)
 
 
 def keep(search: Any, number: int, keys: tuple[np.ndarray, Sequence[New]], level: Level) -> None:

@@ -141,9 +141,10 @@ class Layout:
         a key's lanes in one page, where a file a lane took a page of each."""
         return np.dtype([(f"lane-{lane}", dt) for lane, dt in enumerate(self.dtypes())])
 
-    def rows(self, lanes: Sequence[New], n: int) -> np.ndarray:
-        """n keys' lanes (arrays, or functions that make them, called one at a time) as rows of `row_dtype`."""
-        out = np.empty(n, dtype=self.row_dtype())
+    def rows(self, lanes: Sequence[New], n: int, out: np.ndarray | None = None) -> np.ndarray:
+        """n keys' lanes (arrays, or functions that make them, called one at a time) as rows of
+        `row_dtype`, in `out` if given (a file's mapping: the rows then take no memory of their own)."""
+        out = np.empty(n, dtype=self.row_dtype()) if out is None else out
         for lane, x in enumerate(lanes):
             out[f"lane-{lane}"] = x() if callable(x) else x
         return out
