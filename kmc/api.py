@@ -17,7 +17,7 @@ from kmc.engines.explicit import export as state_graph
 from kmc.engines.interface import (Capabilities, Checkpoint, CheckJob, EngineOption, Limits, ProgressHook, ProveJob, SearchOptions,
                                    SimulateJob, cores)
 from kmc.engines.result import (COUNTEREXAMPLE, NOT_INDUCTIVE, PROVED, RANGES, UNKNOWN, CheckResult, Progress, Proof,
-                                Verdict, current_memory_bytes, peak_memory_bytes)
+                                Verdict, anonymous_memory_bytes, current_memory_bytes, peak_memory_bytes)
 from kmc.engines.simulation.swarm import MAX_SEED, MAX_WEIGHT, Walks
 from kmc.engines.table import DEFAULT, ENGINES, able, engine as engine_named
 
@@ -32,7 +32,7 @@ from kmc.traces.replay import replay
 # what the commands (kmc/cli/) use besides the three entry points: they import no engine module
 __all__ = ["COUNTEREXAMPLE", "MAX_SEED", "MAX_WEIGHT", "Capabilities", "CheckResult", "Checkpoint", "DEFAULT_ENGINE", "ENGINES", "EngineOption", "Limits", "NOT_INDUCTIVE",
            "PROVED", "Progress", "Proof", "RANGES", "SearchOptions", "UNKNOWN", "Verdict", "Walks", "able", "check",
-           "check_contract", "current_memory_bytes", "peak_memory_bytes", "prove", "render_coverage", "simulate", "state_graph"]
+           "anonymous_memory_bytes", "check_contract", "current_memory_bytes", "peak_memory_bytes", "prove", "render_coverage", "simulate", "state_graph"]
 
 DIFFERENTIAL_STATES = 200  # seeded random states for the differential check of a model from outside kmc
 _KEPT: set[tuple[Any, ...]] = set()  # (model class, settings, invariant names) whose contract check passed

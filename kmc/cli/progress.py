@@ -4,7 +4,9 @@ Silent for the first second. What is shown follows the engine's capabilities: an
 counts no states (z3) gets one line per step of its own figures, never a bar or a state count;
 one whose levels are coarse (Spark) one line per level with its figures. Otherwise, on a
 terminal, a rich progress bar: level, states, states/s, memory, and an ETA once the level sizes
-shrink steadily enough to extrapolate; elsewhere (CI logs) a plain line every few seconds.
+shrink steadily enough to extrapolate; elsewhere (CI logs) a plain line every few seconds. The
+memory shown is what --memory-limit measures: the process's own (anonymous) memory, not the pages
+of the files it maps (a run past the limit maps its levels on disk: gigabytes of page cache).
 Throttled so it never slows the engine down. An engine's own figures (`Progress.figures`) are
 shown as they are, value then name. A run that stops short (a limit) checks the states it found
 and will not expand: it says so, with how many are left, every few seconds. Within a level
@@ -26,7 +28,8 @@ from typing import Any, Callable, Sequence
 import click
 
 from kmc import api
-from kmc.api import Capabilities, Checkpoint, CheckResult, Limits, Progress, SearchOptions, current_memory_bytes, peak_memory_bytes
+from kmc.api import (Capabilities, Checkpoint, CheckResult, Limits, Progress, SearchOptions, anonymous_memory_bytes,
+                     peak_memory_bytes)
 from kmc.model.temporal import Property
 from kmc.model.core import Invariant, Model
 
@@ -86,7 +89,7 @@ class ProgressPrinter:
         rate = p.rate
         left = remaining_states(self.sizes) if self.caps.levels else None
         eta = None if left is None or rate <= 0 else left / rate
-        mib = current_memory_bytes() / 2**20
+        mib = anonymous_memory_bytes() / 2**20
         if per_level:
             seconds = p.seconds - self.previous
             self.previous = p.seconds
@@ -111,7 +114,7 @@ class ProgressPrinter:
             return
         self.last, self.checking = now, True
         line = (f"{self.label}: stopping: checking the states found and not expanded, {p.to_check:,} left, "
-                f"{current_memory_bytes() / 2**20:,.0f} MiB")
+                f"{anonymous_memory_bytes() / 2**20:,.0f} MiB")
         if self.bar is not None:
             self.bar.console.print(line)
         else:
@@ -126,7 +129,7 @@ class ProgressPrinter:
                 (0.2 if self.tty else UNDER_WAY_EVERY):
             return
         share = 100 * p.expanded / p.frontier if p.frontier else 100.0
-        mib = current_memory_bytes() / 2**20
+        mib = anonymous_memory_bytes() / 2**20
         if self.tty:
             self.last = now
             self._bar(p, p.rate, mib, None, level=f"{p.level + 1} ({share:.0f}% of level {p.level} expanded)")
@@ -139,7 +142,7 @@ class ProgressPrinter:
         self.shown = True
 
     def _figures_line(self, p: Progress) -> None:
-        mib = current_memory_bytes() / 2**20
+        mib = anonymous_memory_bytes() / 2**20
         sys.stderr.write(f"{self.label}{figures(p)}, {p.seconds:.1f} s, {mib:,.0f} MiB\n")
         sys.stderr.flush()
         self.shown = True
