@@ -54,10 +54,6 @@ class Index:
         self.first = (-ascending.ctypes.data % PAGE) // 8
         self.keys = np.array(ascending[self.first::EVERY])
 
-    @property
-    def nbytes(self) -> int:
-        return self.keys.nbytes
-
     def lower_bounds(self, ascending: np.ndarray, keys: np.ndarray, lower: LowerBounds,
                      lower_from: LowerBoundsFrom) -> np.ndarray:
         """lower(ascending, keys): a key above b sampled keys and not above the next goes after

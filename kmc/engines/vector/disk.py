@@ -11,8 +11,9 @@ Duplicates against the runs on disk are detected a chunk at a time: a chunk's ca
 come sorted, so the searches into a run walk it from low keys to high, and the key filter in
 front (kmc/engines/vector/prefilter.py, rebuilt over every run) lets most new keys skip them.
 Each run keeps every 512th sort key in memory (kmc/engines/vector/bounds.py), so that a search
-reads one page of its sort keys, and its files are read at random (`madvise`): a page a fault. The operating system's page cache keeps the runs' hot pages
-in whatever memory is left: TLC's disk-backed fingerprint set works the same way.
+reads one page of its sort keys, and its files are read at random (`madvise`): a page a fault.
+The operating system's page cache keeps the runs' hot pages in whatever memory is left: TLC's
+disk-backed fingerprint set works the same way.
 
 Runs are merged on disk, a block at a time, once there are more than `MAX_RUNS` of them (a key
 is in one run only, so a merge keeps every key): a key is then searched in a few runs at most.
@@ -78,7 +79,7 @@ class Spill:
         that other threads searching the runs see a whole list."""
         if len(visited):
             run = Visited.holding(self.fmt, self.save(visited.sort_key), [self.save(e) for e in visited.extras])
-            self.runs = [*self.runs, _at_random(run.indexed())]
+            self.runs = [*self.runs, _on_disk(run)]
         if len(self.runs) > MAX_RUNS:
             merged = self.runs[0]
             for run in self.runs[1:]:
@@ -90,7 +91,7 @@ class Spill:
         is replaced, never changed in place, as `add_run`'s."""
         if len(run):
             only = KeyFilter.of(run.sort_key, self.marks)  # the sort keys read in order, then searched at random
-            self.kept = [(_at_random(run.indexed()), only), *self.kept]
+            self.kept = [(_on_disk(run), only), *self.kept]
 
     def _all(self) -> list[Visited]:
         return [*self.runs, *(run for run, _ in self.kept)]
@@ -124,7 +125,7 @@ class Spill:
             for x in [run.sort_key, *run.extras]:
                 if isinstance(x, np.memmap) and x.filename is not None:
                     Path(x.filename).unlink(missing_ok=True)  # searches under way keep their mapping
-        return _at_random(Visited.holding(self.fmt, out[0], out[1:]).indexed())
+        return _on_disk(Visited.holding(self.fmt, out[0], out[1:]))
 
     def _measure(self) -> None:
         self.bytes = max(self.bytes, sum(f.stat().st_size for f in self.path.iterdir()))
@@ -156,11 +157,13 @@ class Spill:
         self._dir.cleanup()
 
 
-def _at_random(run: Visited) -> Visited:
-    """`run`, whose files are read at random from now on: a page fault reads its page alone, not
-    the 128 KiB around it that Linux reads for a mapping read in order. On kraft v3.5's goal
-    run, searching 40 levels on disk, the read-around read 200-580 MB/s and filled the page
-    cache with pages no search wanted."""
+def _on_disk(run: Visited) -> Visited:
+    """`run`, a run on disk, as it is searched from now on: through a sparse index of its sort
+    keys (kmc/engines/vector/bounds.py), built first, as it reads them in order; then its files
+    read at random, a page fault reading its page alone, not the 128 KiB around it that Linux
+    reads for a mapping read in order. On kraft v3.5's goal run, searching 40 levels on disk,
+    the read-around read 200-580 MB/s and filled the page cache with pages no search wanted."""
+    run.indexed()
     _advise(run.arrays(), mmap.MADV_RANDOM)
     return run
 

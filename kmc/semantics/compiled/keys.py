@@ -17,6 +17,7 @@ sparse index gives it).
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
@@ -313,24 +314,12 @@ class KeyKernels:
         """np.searchsorted(ascending, keys) for uint64 arrays (int64 positions)."""
         if len(keys) < _NATIVE_FROM or len(ascending) < 16 * _NATIVE_FROM:
             return np.searchsorted(ascending, keys)
-        ascending = np.ascontiguousarray(ascending, dtype=np.uint64)
-        keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        out = np.empty(len(keys), dtype=np.int64)
-        for start in range(0, len(keys), _LOWER_BOUNDS_BLOCK):  # a block's keys and positions stay in cache
-            n = min(_LOWER_BOUNDS_BLOCK, len(keys) - start)
-            self._lower_bounds(ascending.ctypes.data, len(ascending), keys[start:].ctypes.data, n, out[start:].ctypes.data)
-        return out
+        return _in_blocks(self._lower_bounds, ascending, len(ascending), keys, np.empty(len(keys), dtype=np.int64))
 
     def lower_bounds_from(self, ascending: np.ndarray, keys: np.ndarray, start: np.ndarray, span: int) -> np.ndarray:
         """kmc/engines/vector/bounds.py:lower_bounds_from: start[i] + how many of the `span`
         values of `ascending` from start[i] are below keys[i]."""
-        ascending = np.ascontiguousarray(ascending, dtype=np.uint64)
-        keys = np.ascontiguousarray(keys, dtype=np.uint64)
-        out = np.array(start, dtype=np.int64)  # the kernel starts each key's search there
-        for at in range(0, len(keys), _LOWER_BOUNDS_BLOCK):
-            n = min(_LOWER_BOUNDS_BLOCK, len(keys) - at)
-            self._lower_bounds_from(ascending.ctypes.data, span, keys[at:].ctypes.data, n, out[at:].ctypes.data)
-        return out
+        return _in_blocks(self._lower_bounds_from, ascending, span, keys, np.array(start, dtype=np.int64))
 
     def mark(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> None:
         """Set the bit of each sort key in `table` (2**bits bits, uint8)."""
@@ -343,3 +332,14 @@ class KeyKernels:
         out = np.empty(len(sort_key), dtype=np.uint8)
         self._marked(sort_key.ctypes.data, len(sort_key), table.ctypes.data, 64 - bits, out.ctypes.data)
         return out.view(np.bool_)
+
+
+def _in_blocks(kernel: Any, ascending: np.ndarray, size: int, keys: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`kernel`(A, size, Q, n, low) (a lower-bound kernel) over `keys` a block at a time, so that a
+    block's keys and positions stay in cache; `out` holds each key's start where the kernel reads one."""
+    ascending = np.ascontiguousarray(ascending, dtype=np.uint64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    for at in range(0, len(keys), _LOWER_BOUNDS_BLOCK):
+        n = min(_LOWER_BOUNDS_BLOCK, len(keys) - at)
+        kernel(ascending.ctypes.data, size, keys[at:].ctypes.data, n, out[at:].ctypes.data)
+    return out
