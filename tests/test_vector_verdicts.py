@@ -67,3 +67,23 @@ def test_a_resumed_frontier_with_the_violation_counts_from_the_checkpoint(chunks
     resumed = check(model, invariants, checkpoint=Checkpoint(directory=tmp_path, resume=True))
     assert resumed.engine_stats["resumed_at"] == 9
     assert outcome(resumed) == want
+
+
+def test_steps_counted_a_parent_at_a_time_are_the_counts_of_each_parent() -> None:
+    """Second computation: np.bincount of rank // instances, on ranks given a parent at a time
+    with each parent's own ranks in any order (the compiled kernels emit a template at a time)."""
+    import numpy as np
+
+    from kmc.engines.vector.levelstep import Candidates
+    from kmc.engines.vector.verdicts import steps_per_state
+
+    rng = np.random.default_rng(7)
+    instances, states = 13, 400
+    for _ in range(20):
+        per = [rng.permutation(instances)[: rng.integers(0, instances + 1)] for _ in range(states)]
+        rank = np.concatenate([p * 0 + s * instances + p for s, p in enumerate(per)]).astype(np.int64)
+        stutter = np.sort(rng.choice(states * instances, size=rng.integers(0, 50), replace=False)).astype(np.int64)
+        want = np.bincount(rank // instances, minlength=states) + np.bincount(stutter // instances, minlength=states)
+        got = steps_per_state(Candidates(np.zeros((1, len(rank))), rank, lambda r: None, lambda r: None,  # type: ignore[arg-type, return-value]
+                                         np.zeros(instances), stutter, by_parent=True), states, instances)
+        assert got.tolist() == want.tolist()

@@ -98,4 +98,4 @@ class CompiledStep(LevelStep):
         def words(order_rank: np.ndarray) -> np.ndarray:
             return np.ascontiguousarray(found.keys[:, found.slot[order_rank]])
 
-        return Candidates(found.keys, found.rank, build, words, found.enabled, found.stutter)
+        return Candidates(found.keys, found.rank, build, words, found.enabled, found.stutter, by_parent=True)

@@ -74,6 +74,7 @@ class Candidates:
     words: Callable[[np.ndarray], np.ndarray]
     enabled: np.ndarray  # per instance: the states of the block where it is enabled
     stutter: np.ndarray  # with drop_stutter: the ranks of the successors equal to their parent, left out
+    by_parent: bool = False  # ranks (and stutters) come a parent at a time, parents ascending
 
 
 @dataclass

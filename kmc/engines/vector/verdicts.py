@@ -45,10 +45,22 @@ def steps_per_state(candidates: Candidates | None, states: int, instances: int) 
     dtype = np.min_scalar_type(instances)
     if candidates is None:
         return np.zeros(states, dtype=dtype)
-    steps = np.bincount(candidates.rank // instances, minlength=states)
+    steps = _per_parent(candidates.rank, states, instances, candidates.by_parent)
     if len(candidates.stutter):
-        steps += np.bincount(candidates.stutter // instances, minlength=states)
+        steps += _per_parent(candidates.stutter, states, instances, candidates.by_parent)
     return steps.astype(dtype)
+
+
+def _per_parent(rank: np.ndarray, states: int, instances: int, by_parent: bool) -> np.ndarray:
+    """How many of `rank` each parent has (rank = parent x instances + instance id). Given a
+    parent at a time (the compiled kernels' order), a binary search per parent finds where each
+    one's ranks begin: "rank < p x instances" holds for a prefix even where a parent's own
+    ranks are not ascending. 2PC's chunks are 12 successors a state: a division and a count
+    of each took 9 % of the workers' time."""
+    if not by_parent:
+        return np.bincount(rank // instances, minlength=states)
+    starts = np.searchsorted(rank, np.arange(states + 1, dtype=rank.dtype) * instances)
+    return np.diff(starts)
 
 
 def own_steps(model: Model, initial: State, path: Sequence[int]) -> int:
