@@ -28,10 +28,9 @@ import inspect
 import re
 import sys
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kmc.errors import BadInput
 from kmc.invariants import fetch, idempotence, kraft, quorum, replication, transactions  # noqa: F401  each pairs its model
@@ -39,6 +38,9 @@ from kmc.invariants import pairing
 from kmc.model import declared
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 ENTRY_POINT_GROUP = "kmc.models"
 
@@ -99,6 +101,8 @@ def sources() -> list[Source]:
 
 
 def _entry_points() -> list[metadata.EntryPoint]:
+    from importlib import metadata  # 18 ms to import: only a model kmc does not have looks
+
     return sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
 
 
