@@ -91,6 +91,11 @@ def resolve(spec: str, base: Path | None = None) -> Source:
     raise BadInput(f"unknown model {spec!r}; allowed: {', '.join(names())}, or a path to a model file (FILE.py)")
 
 
+def is_model(name: str) -> bool:
+    """Whether `name` is a model's name: kmc's own, or (looked up only then) an installed package's."""
+    return name in MODELS or name in names()
+
+
 def names() -> list[str]:
     """kmc's own models, then those of installed packages."""
     return [*MODELS, *(ep.name for ep in _entry_points() if ep.name not in MODELS)]

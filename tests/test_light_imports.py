@@ -56,3 +56,17 @@ def test_the_compiled_engine_without_its_extra_is_one_line(run_kmc: Any, monkeyp
     assert rc == 2 and out == ""
     assert err.strip() == ("kmc: error: --engine compiled needs llvmlite, which the compiled extra installs: "
                            "pip install 'kmc[compiled]'")
+
+
+def test_a_command_imports_no_other_commands_module() -> None:
+    """kmc's commands are imported when they run (kmc/cli/main.py:Commands): `kmc check` loads
+    neither explore's web server, nor bench's tables, nor gate's TOML, nor the entry points' scan."""
+    code = ("import json, sys\nfrom kmc.cli.main import main\n"
+            "main(['check', 'replication', '--mode', 'kip101', '--quiet'])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('kmc.cli.') or m in "
+            "{'http.server', 'rich', 'tomlkit', 'importlib.metadata'})))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    loaded = json.loads(p.stdout.splitlines()[-1])
+    assert not {"http.server", "rich", "tomlkit", "importlib.metadata"} & set(loaded), loaded
+    assert "kmc.cli.check" in loaded and not {f"kmc.cli.{c}" for c in ("bench", "explore", "gate", "prove")} & set(loaded)

@@ -31,11 +31,11 @@ def config_option(command: Callable[..., Any]) -> Callable[..., Any]:
     )(command)
 
 
-def model_in_front(args: list[str], models: list[str]) -> list[str]:
+def model_in_front(args: list[str], is_model: Callable[[str], bool], models: Callable[[], list[str]]) -> list[str]:
     """`kmc check --config run.toml`: the model named in the run file, put where the model
     argument goes, unless the command line names one. A model file named in a run file is
-    taken relative to the run file."""
-    if args and (args[0] in models or is_path(args[0])):
+    taken relative to the run file. (`models()`, every model's name, only for an error.)"""
+    if args and (is_model(args[0]) or is_path(args[0])):
         return args
     path = _config_path(args)
     if path is None:
@@ -48,8 +48,8 @@ def model_in_front(args: list[str], models: list[str]) -> list[str]:
         raise f.error(f"key 'model' must be a string (got {type_name(model)})", key="model")
     if is_path(model):
         return [str((path.parent / model.split(":")[0]).resolve()) + model[len(model.split(":")[0]):], *args]
-    if model not in models:
-        raise f.error(f"unknown model {model!r}; allowed: {', '.join(models)}, or a model file", key="model")
+    if not is_model(model):
+        raise f.error(f"unknown model {model!r}; allowed: {', '.join(models())}, or a model file", key="model")
     return [model, *args]
 
 

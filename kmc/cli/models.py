@@ -45,7 +45,7 @@ class ModelGroup(click.Group):
     takes_model = True  # run files may name the model (kmc/cli/config.py)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, model_in_front(self._model_first(args), registry.names()))
+        return super().parse_args(ctx, model_in_front(self._model_first(args), registry.is_model, registry.names))
 
     def _model_first(self, args: list[str]) -> list[str]:
         """`kmc check --engine scalar MODEL ...` as `kmc check MODEL --engine scalar ...`: the
