@@ -286,11 +286,39 @@ def test_bad_input_is_one_line(run_kmc, lrs_file: Path, tmp_path: Path) -> None:
             assert err.startswith("kmc: error: ") and message in err, (argv, err)
 
 
+def _explore(more: list[str]) -> subprocess.Popen[str]:
+    """`kmc explore` on 2PC, on a free port, with Ctrl-C as a terminal gives it: SIGINT handled
+    by default and not blocked, whatever this test process (an xdist worker, after other tests)
+    has done with it."""
+    def default_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+    return subprocess.Popen([sys.executable, "-m", "kmc.cli.main", "explore", TPC, "--port", "0", *more],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=default_sigint)
+
+
+def _interrupted(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """Ctrl-C to `proc`, then its output; if it does not end in 30 s, the failure says how its
+    signals stood (/proc/PID/status: blocked, ignored, caught) and what it was doing."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        status = Path(f"/proc/{proc.pid}/status")
+        lines = [ln for ln in status.read_text().splitlines() if ln.startswith(("State", "Sig", "Shd"))] \
+            if status.exists() else []
+        parent = (signal.getsignal(signal.SIGINT), signal.pthread_sigmask(signal.SIG_BLOCK, set()))
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"no exit 30 s after SIGINT: {lines}; this process's SIGINT handler and mask "
+                             f"{parent}; out {out!r}; err {err!r}") from None
+
+
 def test_ctrl_c_stops_it_cleanly_and_saves_the_walk(tmp_path: Path) -> None:
     saved = tmp_path / "walk.itf.json"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "kmc.cli.main", "explore", TPC, "--port", "0", "--save", str(saved)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = _explore(["--save", str(saved)])
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
@@ -299,8 +327,7 @@ def test_ctrl_c_stops_it_cleanly_and_saves_the_walk(tmp_path: Path) -> None:
         request = urllib.request.Request(url + "api/init", data=b'{"index": 0}', method="POST",
                                          headers={"Content-Type": "application/json"})
         urllib.request.urlopen(request, timeout=30).read()
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        out, err = _interrupted(proc)
     finally:
         proc.kill() if proc.poll() is None else None
     assert proc.returncode == 0, err
@@ -309,11 +336,8 @@ def test_ctrl_c_stops_it_cleanly_and_saves_the_walk(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_right_after_the_url_exits_0() -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "kmc.cli.main", "explore", TPC, "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = _explore([])
     assert proc.stdout is not None
     assert proc.stdout.readline().startswith("kmc explore: two-phase-commit")
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    out, err = _interrupted(proc)
     assert (proc.returncode, out, err) == (0, "kmc explore: stopped\n", "")
