@@ -15,12 +15,22 @@ from kmc.engines.explicit import bfs
 from kmc.engines.vector import keyset
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import KeyFormat, Visited, first_occurrences
+from kmc.engines.vector import levelkeys
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.api import Limits, SearchOptions
 from kmc.registry import select
 from tests.conftest import build
 
 keys_2w = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=60)
+
+
+@pytest.fixture(params=["laid out afresh", "pieces"])
+def relayout(request, monkeypatch):
+    """A level's layout laid out afresh when a word needs more bits (a small level), or given
+    one more piece (`_RELAYOUT_KEYS` 0: as a level of more than a million keys)."""
+    if request.param == "pieces":
+        monkeypatch.setattr(levelkeys, "_RELAYOUT_KEYS", 0)
+    return request.param
 
 
 @pytest.fixture(params=["good mix", "poor mix"])
@@ -188,11 +198,12 @@ def test_coded_words_are_exact_and_widen(mix) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunks=st.lists(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 300), st.integers(0, 2)),
                                 min_size=1, max_size=80), min_size=1, max_size=10))
-def test_level_keys_hold_each_key_once_at_its_position(mix, chunks) -> None:
+def test_level_keys_hold_each_key_once_at_its_position(mix, relayout, chunks) -> None:
     """A coded level's keys (LevelKeys: runs of sort keys and positions, the coded words kept
-    once by position): each chunk finds exactly the keys an earlier chunk added, through a
-    dictionary outgrowing uint8 mid-level; at the end every key is sorted with the position it
-    was given, and the keys read in the level's order are at those positions."""
+    once by position, bit-packed): each chunk finds exactly the keys an earlier chunk added,
+    through a dictionary outgrowing uint8 mid-level (its layout laid out afresh, or, monkeypatched
+    below, given more pieces); at the end every key is sorted with the position it was given,
+    and the keys read in the level's order are at those positions."""
     fmt = KeyFormat([64, 64, 20])
     codes = keyset.WordCodes(fmt)
     level = LevelKeys(fmt, codes)
@@ -207,9 +218,10 @@ def test_level_keys_hold_each_key_once_at_its_position(mix, chunks) -> None:
         place = np.arange(len(at), len(at) + len(new), dtype=np.int64)[::-1]  # any order of positions
         level.add(s[new], [*(x[new] for x in coded), place])
         at.update({keys[i]: int(p) for i, p in zip(new.tolist(), place.tolist())})
-    sort_key, place, in_order, words = level.in_order()
+    sort_key, place, in_order, lanes, layout = level.in_order()
     assert len(sort_key) == len(at) and np.all(np.diff(sort_key.astype(np.float64)) >= 0)
     assert np.array_equal(in_order[place], sort_key)
+    words = [layout.unpack(w, layout.wide(lanes), len(in_order)) for w in range(fmt.words - 1)]
     got = [tuple(int(w) for w in col) for col in fmt.join(in_order, codes.decode(words)).T]
     assert dict(zip(got, range(len(got)))) == at  # each key at the position it was given
 

@@ -47,7 +47,7 @@ from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited, WordCo
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
-from kmc.engines.vector.packed import PackedVisited
+from kmc.engines.vector.packed import Layout, PackedVisited
 from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
@@ -521,9 +521,10 @@ class Search:
         sorted_keys: tuple[np.ndarray, Sequence[New]]  # the level's keys in sort-key order
         if self.coded_levels:
             assert self.codes is not None and isinstance(nxt.keys, LevelKeys)
-            sort_key, place, in_order, coded = nxt.keys.in_order()
-            level = Level.of_codes(in_order, coded, self.fmt, self.codes)
-            sorted_keys = (sort_key, [partial(np.take, x, place) for x in coded])  # gathered a word at a time
+            sort_key, place, in_order, lanes, layout = nxt.keys.in_order()
+            level = Level(len(in_order), coded=(in_order, lanes), fmt=self.fmt, codes=self.codes, layout=layout)
+            sorted_keys = (sort_key, [partial(_in_sort_order, layout, lanes, w, place)  # a word at a time
+                                      for w in range(self.fmt.words - 1)])
         else:
             keys = nxt.keys.merged()
             sorted_keys = (keys.sort_key, keys.extras)
@@ -547,9 +548,6 @@ class Search:
             checkpoint.keep(self, depth + 1, sorted_keys, level)
             self.in_memory.append((depth + 1, len(level)))
             self.kept_last = depth + 1
-        if isinstance(self.visited, PackedVisited):  # the level's indices packed as the visited set's are
-            del sorted_keys  # (its words, which the level alone holds now, let go one at a time)
-            level.pack(self.visited.layout)
         release_freed_memory()  # the level's chunks and merges, freed
         return level
 
@@ -654,3 +652,9 @@ def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
+def _in_sort_order(layout: Layout, lanes: list[np.ndarray], w: int, place: np.ndarray) -> np.ndarray:
+    """Word w of a level's keys (bit-packed by `layout` into `lanes`, in the level's order)
+    gathered in sort-key order: the key at sort position i is at position place[i]."""
+    return layout.unpack(w, lanes, len(place))[place]

@@ -1,14 +1,20 @@
 """A coded level's keys while its chunks add to them: the sorted runs move 16 bytes a key.
 
 Each new key of a level (kmc/engines/vector/levels.py) gets its state's position in the level.
-`LevelKeys` keeps a key's coded words once, at that position (`words`, in the level's order,
-appended chunk by chunk and never moved), and the runs of its binary counter (`Runs`) hold only
-the sort key and the position. Merging two runs then moves 16 bytes a key, where it moved the
-sort key, the 46 coded words and the position of a 3-broker kraft key (about 70 bytes), about
-log2(chunks) times a key. A search compares the words where a run's sort key matched, read
-through the position. At the level's end the words stay in the level's order, as the level
-holds them (kmc/engines/vector/levels.py), and the visited set gathers them in sort-key order
-one word at a time as it merges them.
+`LevelKeys` keeps a key's coded words once, at that position, bit-packed into lanes as the
+visited set packs them (kmc/engines/vector/packed.py: each word's index in the bits its
+dictionary needs; 32-33 bytes a key on the first 3 million states of 3-broker kraft's shipped
+configuration, where its words took 54 as a byte or two each), appended chunk by chunk and never moved; the runs of its binary counter (`Runs`)
+hold only the sort key and the position. Merging two runs then moves 16 bytes a key, where it
+moved the sort key, the coded words and the position (about 70 bytes), about log2(chunks)
+times a key. A search compares the words where a run's sort key matched, unpacked at that
+position. At the level's end the lanes stay in the level's order: the level holds them as
+they are (kmc/engines/vector/levels.py), and the visited set takes each word, unpacked and
+gathered in sort-key order, one at a time as it merges them.
+
+A dictionary that outgrows its word's bits mid-level gets the bits it lacks as one more piece
+(`Layout.grown`: every stored key has zeros there); while the level is small it is laid out
+afresh instead, so that a word does not end in many small pieces.
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 
 from kmc.engines.vector.keyset import KeyFormat, Runs, Visited, WordCodes, grown
+from kmc.engines.vector.packed import Layout, needed
 
 _POSITION = np.dtype(np.int64)
+_RELAYOUT_KEYS = 1 << 20  # a level this small is laid out afresh when a word needs more bits
 
 
 class _PlacedRun(Visited):
@@ -29,15 +37,22 @@ class _PlacedRun(Visited):
 
     def stored(self, at: np.ndarray, count: int) -> list[np.ndarray]:
         place = self.extras[0][at]
-        return [w[place] for w in self.level.words[:count]]
+        layout = self.level.layout
+        lanes = layout.wide([lane[place] for lane in self.level.lanes])
+        return [layout.unpack(w, lanes, len(at), narrow=False) for w in range(count)]
 
 
 class LevelKeys(Runs):
-    """The keys of a level being built (coded by `codes`), each with its state's position."""
+    """The keys of a level being built (coded by `codes`), each with its state's position: its
+    words bit-packed by `layout` into `lanes`, by position."""
 
     def __init__(self, fmt: KeyFormat, codes: WordCodes):
         super().__init__(fmt, codes)
-        self.words = [np.zeros(0, dtype=dt) for dt in codes.dtypes]  # by position in the level
+        self.coding = codes
+        self.layout = Layout([[] for _ in range(fmt.words - 1)], [])
+        self.lanes: list[np.ndarray] = []  # by position in the level
+        self.room = 0  # the lanes' length
+        self.size = 0  # positions given so far
 
     def add(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> None:
         """Add distinct keys in sort-key order that no run holds: their coded words, then their
@@ -45,27 +60,48 @@ class LevelKeys(Runs):
         if not len(sort_key):
             return
         *coded, place = extras
-        need = int(place.max()) + 1
-        if self.words and need > len(self.words[0]):
-            room = max(need, len(self.words[0]) + len(self.words[0]) // 4, 1024)
-            self.words = [grown(w, room) for w in self.words]
-        for w, x in zip(self.words, coded):
-            w[place] = x
+        self._fit(needed(self.coding), int(place.max()) + 1)
+        part = [np.zeros(len(place), dtype=dt) for dt in self.layout.dtypes()]
+        for w, x in enumerate(coded):
+            self.layout.pack(w, x, part)
+        for lane, p in zip(self.lanes, part):
+            lane[place] = p
         super().add(sort_key, [place])
 
-    def widen(self, w: int, dtype: np.dtype) -> None:
-        self.words[w] = self.words[w].astype(dtype)
+    def _fit(self, need: list[int], size: int) -> None:
+        """Room for `size` positions and for indices of `need[w]` bits."""
+        if size > self.room:
+            self.room = max(size, self.room + self.room // 4, 1024)
+            self.lanes = [grown(lane, self.room) for lane in self.lanes]
+        self.size = max(self.size, size)
+        if all(b <= self.layout.bits(w) for w, b in enumerate(need)):
+            return
+        if self.size <= _RELAYOUT_KEYS:
+            layout = Layout.fresh(need)
+            lanes = [np.zeros(self.room, dtype=dt) for dt in layout.dtypes()]
+            old = self.layout.wide(self.lanes)
+            for w in range(len(need)):
+                if self.layout.pieces[w]:
+                    layout.pack(w, self.layout.unpack(w, old, self.room), lanes)
+        else:
+            layout = self.layout.grown(need)
+            lanes = [np.zeros(self.room, dtype=dt) if lane >= len(self.lanes) else self.lanes[lane].astype(dt, copy=False)
+                     for lane, dt in enumerate(layout.dtypes())]
+        self.layout, self.lanes = layout, lanes
 
-    def in_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+    def widen(self, w: int, dtype: np.dtype) -> None:
+        """Nothing to do: the layout gets the bits a dictionary needs as keys are added."""
+
+    def in_order(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray], Layout]:
         """The level's keys, the runs let go: every sort key, sorted, and its key's position in
-        the level; then the sort keys and the coded words in the level's order."""
+        the level; then the sort keys and the lanes in the level's order, and their layout."""
         run = self.merged()
         sort_key, place = run.sort_key, run.extras[0]
         level_sort_key = np.empty_like(sort_key)
         level_sort_key[place] = sort_key
-        words = [_trimmed(w, len(place)) for w in self.words]
-        self.words = []
-        return sort_key, place, level_sort_key, words
+        lanes = [_trimmed(lane, len(place)) for lane in self.lanes]
+        self.lanes = []
+        return sort_key, place, level_sort_key, lanes, self.layout
 
     def _empty(self) -> Visited:
         return _PlacedRun(self)

@@ -45,18 +45,6 @@ class Level:
         """The level of coded keys given in its order."""
         return cls(len(sort_key), coded=(sort_key, extras), fmt=fmt, codes=codes)
 
-    def pack(self, layout: Layout) -> None:
-        """Hold the indices of a level of coded keys packed into lanes by `layout` (which has room
-        for them), each word's array let go once it is packed."""
-        if self._coded is None or self._layout is not None:
-            return
-        sort_key, extras = self._coded
-        self._coded = None
-        lanes = [np.zeros(self.size, dtype=dt) for dt in layout.dtypes()]
-        while extras:
-            layout.pack(len(extras) - 1, extras.pop(), lanes)
-        self._coded, self._layout = (sort_key, lanes), layout
-
     def __len__(self) -> int:
         return self.size
 
