@@ -3,12 +3,11 @@ are those of kmc/exits.py: this module turns errors and interruptions into their
 
 from __future__ import annotations
 
+import importlib
 import signal
 import sys
 import traceback
 from types import FrameType
-
-import importlib
 
 import click
 
