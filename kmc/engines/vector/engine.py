@@ -44,10 +44,10 @@ from kmc.engines.vector.disk import Spill, spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited, WordCodes
-from kmc.engines.vector.levelkeys import LevelKeys
+from kmc.engines.vector.levelkeys import LevelKeys, in_sort_order
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
-from kmc.engines.vector.packed import Layout, PackedVisited
+from kmc.engines.vector.packed import PackedVisited
 from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
@@ -523,7 +523,7 @@ class Search:
             assert self.codes is not None and isinstance(nxt.keys, LevelKeys)
             sort_key, place, in_order, lanes, layout = nxt.keys.in_order()
             level = Level(len(in_order), coded=(in_order, lanes), fmt=self.fmt, codes=self.codes, layout=layout)
-            sorted_keys = (sort_key, [partial(_in_sort_order, layout, lanes, w, place)  # a word at a time
+            sorted_keys = (sort_key, [partial(in_sort_order, layout, lanes, w, place)  # a word at a time
                                       for w in range(self.fmt.words - 1)])
         else:
             keys = nxt.keys.merged()
@@ -653,8 +653,3 @@ def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
         return np.zeros(0, dtype=dtype)
     return np.concatenate(parts) if len(parts) > 1 else parts[0]
 
-
-def _in_sort_order(layout: Layout, lanes: list[np.ndarray], w: int, place: np.ndarray) -> np.ndarray:
-    """Word w of a level's keys (bit-packed by `layout` into `lanes`, in the level's order)
-    gathered in sort-key order: the key at sort position i is at position place[i]."""
-    return layout.unpack(w, lanes, len(place))[place]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from kmc.engines.vector.keyset import KeyFormat, Runs, Visited, WordCodes, grown
-from kmc.engines.vector.packed import Layout, needed
+from kmc.engines.vector.packed import Layout, needed, refitted
 
 _POSITION = np.dtype(np.int64)
 _RELAYOUT_KEYS = 1 << 20  # a level this small is laid out afresh when a word needs more bits
@@ -48,7 +48,6 @@ class LevelKeys(Runs):
 
     def __init__(self, fmt: KeyFormat, codes: WordCodes):
         super().__init__(fmt, codes)
-        self.coding = codes
         self.layout = Layout([[] for _ in range(fmt.words - 1)], [])
         self.lanes: list[np.ndarray] = []  # by position in the level
         self.room = 0  # the lanes' length
@@ -60,7 +59,8 @@ class LevelKeys(Runs):
         if not len(sort_key):
             return
         *coded, place = extras
-        self._fit(needed(self.coding), int(place.max()) + 1)
+        assert self.codes is not None  # (given to __init__)
+        self._fit(needed(self.codes), int(place.max()) + 1)
         part = [np.zeros(len(place), dtype=dt) for dt in self.layout.dtypes()]
         for w, x in enumerate(coded):
             self.layout.pack(w, x, part)
@@ -74,20 +74,9 @@ class LevelKeys(Runs):
             self.room = max(size, self.room + self.room // 4, 1024)
             self.lanes = [grown(lane, self.room) for lane in self.lanes]
         self.size = max(self.size, size)
-        if all(b <= self.layout.bits(w) for w, b in enumerate(need)):
-            return
-        if self.size <= _RELAYOUT_KEYS:
-            layout = Layout.fresh(need)
-            lanes = [np.zeros(self.room, dtype=dt) for dt in layout.dtypes()]
-            old = self.layout.wide(self.lanes)
-            for w in range(len(need)):
-                if self.layout.pieces[w]:
-                    layout.pack(w, self.layout.unpack(w, old, self.room), lanes)
-        else:
-            layout = self.layout.grown(need)
-            lanes = [np.zeros(self.room, dtype=dt) if lane >= len(self.lanes) else self.lanes[lane].astype(dt, copy=False)
-                     for lane, dt in enumerate(layout.dtypes())]
-        self.layout, self.lanes = layout, lanes
+        if any(b > self.layout.bits(w) for w, b in enumerate(need)):
+            self.layout, self.lanes = refitted(self.layout, self.lanes, need, self.room, self.size,
+                                               afresh=self.size <= _RELAYOUT_KEYS)
 
     def widen(self, w: int, dtype: np.dtype) -> None:
         """Nothing to do: the layout gets the bits a dictionary needs as keys are added."""
@@ -105,6 +94,12 @@ class LevelKeys(Runs):
 
     def _empty(self) -> Visited:
         return _PlacedRun(self)
+
+
+def in_sort_order(layout: Layout, lanes: list[np.ndarray], w: int, place: np.ndarray) -> np.ndarray:
+    """Word w of a level's keys (bit-packed by `layout` into `lanes`, in the level's order)
+    gathered in sort-key order: the key at sort position i is at position place[i]."""
+    return layout.unpack(w, lanes, len(place))[place]
 
 
 def _trimmed(a: np.ndarray, size: int) -> np.ndarray:

@@ -234,31 +234,31 @@ class PackedVisited(Visited):
         """Room in the layout for indices of `need[w]` bits."""
         if all(b <= self.layout.bits(w) for w, b in enumerate(need)):
             return
-        if self.n <= _RELAYOUT_KEYS:
-            self._relayout(Layout.fresh(need))
-            return
-        layout = self.layout.grown(need)
-        room = len(self._sort_key)
-        for lane, dtype in enumerate(layout.dtypes()):
-            if lane == len(self._extras):
-                self._extras.append(np.zeros(room, dtype=dtype))
-            elif self._extras[lane].dtype != dtype:
-                self._extras[lane] = self._extras[lane].astype(dtype)
-        self.layout = layout
+        self.layout, self._extras = refitted(self.layout, self._extras, need, len(self._sort_key), self.n,
+                                             afresh=self.n <= _RELAYOUT_KEYS)
 
-    def _relayout(self, layout: Layout) -> None:
-        """Every stored key packed afresh in `layout`."""
-        room = len(self._sort_key)
-        lanes = [np.zeros(room, dtype=dt) for dt in layout.dtypes()]
-        for start in range(0, self.n, _BLOCK):
-            size = min(_BLOCK, self.n - start)
-            block = self.layout.wide([a[start:start + size] for a in self._extras])
-            part = [np.zeros(size, dtype=dt) for dt in layout.dtypes()]
-            for w in range(len(layout.pieces)):
-                layout.pack(w, self.layout.unpack(w, block, size), part)
-            for a, p in zip(lanes, part):
-                a[start:start + size] = p
-        self._extras, self.layout = lanes, layout
+
+def refitted(layout: Layout, lanes: list[np.ndarray], need: Sequence[int], room: int, stored: int, *,
+             afresh: bool) -> tuple[Layout, list[np.ndarray]]:
+    """A layout with room for indices of `need[w]` bits, and `lanes` (`room` keys long, the first
+    `stored` packed by `layout`) as it packs them: `afresh`, every word one piece and every stored
+    key packed again, a block at a time; otherwise one more piece for each word that needs more
+    bits, in free bits (zero in every stored key) or a new lane, nothing stored rewritten."""
+    if not afresh:
+        fitted = layout.grown(need)
+        return fitted, [np.zeros(room, dtype=dt) if lane >= len(lanes) else lanes[lane].astype(dt, copy=False)
+                        for lane, dt in enumerate(fitted.dtypes())]
+    fitted = Layout.fresh(need)
+    out = [np.zeros(room, dtype=dt) for dt in fitted.dtypes()]
+    for start in range(0, stored, _BLOCK):
+        size = min(_BLOCK, stored - start)
+        block = layout.wide([a[start:start + size] for a in lanes])
+        part = [np.zeros(size, dtype=dt) for dt in fitted.dtypes()]
+        for w in range(len(fitted.pieces)):
+            fitted.pack(w, layout.unpack(w, block, size), part)
+        for a, p in zip(out, part):
+            a[start:start + size] = p
+    return fitted, out
 
 
 class _Unpacked(Sequence[np.ndarray]):
