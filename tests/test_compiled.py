@@ -118,6 +118,8 @@ def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, An
     keys given whole or as a slice of wider rows (the kernels' candidates are)."""
     import numpy as np
 
+    import copy
+
     from kmc.engines.compiled.step import CompiledStep
 
     model, invariants = build(name, **settings)
@@ -125,10 +127,18 @@ def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, An
     assert step.packing.words > 1
     rng = np.random.default_rng(7)
     keys = rng.integers(-(2**63), 2**63 - 1, size=(step.packing.words, 3001), dtype=np.int64, endpoint=True).view(np.uint64)
+    plain = copy.copy(step.fmt)  # as pickled for Spark's executors: numpy's mixes
+    assert plain.sort_keys != step.fmt.sort_keys
     for words in (keys, keys[:, 5:2000], keys[:, :0]):
-        got, want = step.split(words), step.fmt.split(words)
+        got, want = step.split(words), plain.split(words)
         assert np.array_equal(got[0], want[0])
         assert [(x.dtype, x.tolist()) for x in got[1]] == [(x.dtype, x.tolist()) for x in want[1]]
+        # and back: the format's join (its first word from the native sort keys) is numpy's, and
+        # gives words (a narrow word's cut to its bits) that split the same
+        joined = step.fmt.join(*want)
+        assert np.array_equal(joined, plain.join(*want))
+        again = plain.split(joined)
+        assert np.array_equal(again[0], want[0]) and all(np.array_equal(x, y) for x, y in zip(again[1], want[1]))
 
 
 @pytest.mark.parametrize("name,settings", [("kraft", dict(brokers=3, replication_factor=3, init_isr_size=2)),

@@ -184,6 +184,9 @@ def test_coded_words_are_exact_and_widen(mix) -> None:
         runs = keyset.Runs(fmt, codes)
         coded = codes.code(e, [visited, *runs.runs])
         assert all(np.array_equal(a, b) for a, b in zip(codes.decode(coded), e))
+        into = np.empty((len(e), size), dtype=np.uint64)[:, :len(s)]
+        codes.decode_into(coded, into)
+        assert np.array_equal(into, np.stack(e).astype(np.uint64))
         found, _ = visited.find(s, coded)
         keys = [tuple(int(w) for w in col) for col in fmt.join(s, e).T]
         assert found.tolist() == [k in held for k in keys]

@@ -46,6 +46,8 @@ class CompiledStep(LevelStep):
         self.keys = KeyKernels(packing.words)
         self.fmt.lower_bounds = self.keys.lower_bounds  # the visited keys searched natively
         self.fmt.lower_bounds_from = self.keys.lower_bounds_from
+        if packing.words > 1:
+            self.fmt.sort_keys = self.keys.sort_keys
         self.search = self.keys.search
         self.marks = self.keys
 

@@ -72,9 +72,17 @@ class KeyFormat:
         # compiled engine's: kmc/semantics/compiled/keys.py:KeyKernels.lower_bounds)
         self.lower_bounds: LowerBounds = lower_bounds
         self.lower_bounds_from: LowerBoundsFrom = lower_bounds_from
+        # the sort keys of keys given as words (W x N): numpy, or a native kernel that does the
+        # same in one pass (kmc/semantics/compiled/keys.py:KeyKernels.sort_keys)
+        self.sort_keys: Callable[[np.ndarray], np.ndarray] = self._sort_keys
 
     def __getstate__(self) -> dict:  # native functions do not pickle
-        return {**self.__dict__, "lower_bounds": lower_bounds, "lower_bounds_from": lower_bounds_from}
+        return {**self.__dict__, "lower_bounds": lower_bounds, "lower_bounds_from": lower_bounds_from,
+                "sort_keys": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.sort_keys = self._sort_keys
 
     def positions(self, ascending: np.ndarray, keys: np.ndarray, index: Index | None = None) -> np.ndarray:
         """Where each key goes in sorted sort keys (side left), through their sparse `index`
@@ -87,20 +95,32 @@ class KeyFormat:
         """(sort key, other words) of keys given as words (W x N, uint64)."""
         if self.words == 1:
             return words[0], []
+        return self._sort_keys(words), [words[w].astype(dt) for w, dt in zip(range(1, self.words), self.extra_dtypes)]
+
+    def _sort_keys(self, words: np.ndarray) -> np.ndarray:
+        """The first word XOR a mix of the others, for keys given as words (W x N, uint64)."""
         h = mix(words[1])
         for w in range(2, self.words):
             h = mix(h ^ words[w])
-        return words[0] ^ h, [words[w].astype(dt) for w, dt in zip(range(1, self.words), self.extra_dtypes)]
+        return words[0] ^ h
 
     def join(self, sort_key: np.ndarray, extras: list[np.ndarray]) -> np.ndarray:
-        """Words (W x N) back from (sort key, other words)."""
+        """Words (W x N) back from (sort key, other words): the other words' mix is the sort key
+        of the words with a first word of zero."""
         if self.words == 1:
             return sort_key[None, :]
-        rest = [e.astype(U64) for e in extras]
-        h = mix(rest[0])
-        for w in range(1, len(rest)):
-            h = mix(h ^ rest[w])
-        return np.stack([sort_key ^ h, *rest])
+        words = np.empty((self.words, len(sort_key)), dtype=U64)
+        for w, e in enumerate(extras, 1):
+            words[w] = e
+        return self.with_first_word(sort_key, words)
+
+    def with_first_word(self, sort_key: np.ndarray, words: np.ndarray) -> np.ndarray:
+        """`words` (W x N, uint64, the other words given) with the first word that gives them
+        `sort_key`."""
+        words[0] = 0
+        if len(sort_key):
+            words[0] = sort_key ^ self.sort_keys(words)
+        return words
 
 
 def _starts(sort_key: np.ndarray, extras: list[np.ndarray], start: np.ndarray | None = None) -> np.ndarray:
@@ -392,7 +412,7 @@ class WordCodes:
 
     def restore(self, w: int, values: np.ndarray) -> None:
         """Word w's dictionary as a run kept it (distinct values, in index order)."""
-        self.values[w] = values
+        values = self.values[w] = values.astype(U64, copy=False)
         index = np.argsort(values, kind="stable")
         self.tables[w] = (values[index], index)
         self.dtypes[w] = _code_dtype(len(values))
@@ -445,6 +465,11 @@ class WordCodes:
             unknown |= ascending[pos] != x
             out.append(index[pos].astype(_code_dtype(len(ascending))))
         return out, unknown
+
+    def decode_into(self, codes: list[np.ndarray], out: np.ndarray) -> None:
+        """The other words of coded ones, as uint64, into the rows of `out`."""
+        for w, c in enumerate(codes):
+            np.take(self.values[w], c, out=out[w])
 
     def decode(self, codes: list[np.ndarray]) -> list[np.ndarray]:
         """The other words (in the key format's dtypes) of coded ones."""

@@ -97,7 +97,10 @@ class Level:
         sort_key, extras = self._coded
         at = slice(start, stop)
         coded = [x[at] for x in extras]
+        n = len(sort_key[at])
         if self._layout is not None:
-            n, lanes = len(sort_key[at]), self._layout.wide(coded)
+            lanes = self._layout.wide(coded)
             coded = [self._layout.unpack(w, lanes, n, narrow=False) for w in range(len(self._layout.pieces))]
-        return self._fmt.join(sort_key[at], self._codes.decode(coded))
+        words = np.empty((self._fmt.words, n), dtype=U64)
+        self._codes.decode_into(coded, words[1:])
+        return self._fmt.with_first_word(sort_key[at], words)
