@@ -139,6 +139,9 @@ def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, An
         assert np.array_equal(joined, plain.join(*want))
         again = plain.split(joined)
         assert np.array_equal(again[0], want[0]) and all(np.array_equal(x, y) for x, y in zip(again[1], want[1]))
+        # the format's hook takes any layout: every other key, a transposed copy's view
+        for other in (words[:, ::2], np.ascontiguousarray(words.T).T):
+            assert np.array_equal(step.fmt.sort_keys(other), plain.sort_keys(other))
 
 
 @pytest.mark.parametrize("name,settings", [("kraft", dict(brokers=3, replication_factor=3, init_isr_size=2)),

@@ -275,6 +275,12 @@ class KeyKernels:
         return self.words > 1 and keys.strides[0] % 8 == 0 and keys.dtype == np.uint64 and keys.shape[0] == self.words and keys.strides[1] == 8 and keys.shape[1] > 0
 
     def sort_keys(self, keys: np.ndarray) -> np.ndarray:
+        """The sort keys of `keys` (words x n): read in place when laid out as the kernel reads them
+        (a slice of wider rows included), else copied so (KeyFormat.sort_keys hands it any array)."""
+        if not self.takes(keys):
+            keys = np.ascontiguousarray(keys, dtype=np.uint64)
+            if keys.shape[1] == 0:
+                return np.zeros(0, dtype=np.uint64)
         n = keys.shape[1]
         sort_key = np.empty(n, dtype=np.uint64)
         self._sort_keys(keys.ctypes.data, n, keys.strides[0] // 8, sort_key.ctypes.data)
