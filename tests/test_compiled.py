@@ -178,7 +178,8 @@ def test_native_dictionary_search_is_word_codes_lookup() -> None:
     one value, with more than 256 (uint16 indices), below and above every value known."""
     import numpy as np
 
-    from kmc.engines.vector.keyset import KeyFormat, WordCodes
+    from kmc.engines.vector.keyset import KeyFormat
+    from kmc.engines.vector.wordcodes import WordCodes
     from kmc.semantics.compiled.keys import KeyKernels
 
     fmt = KeyFormat([64, 32, 64, 64])

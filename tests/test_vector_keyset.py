@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kmc.engines.explicit import bfs
+from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector import keyset
 from kmc.engines.vector import engine as vector
 from kmc.engines.vector.keyset import KeyFormat, Visited, first_occurrences
@@ -176,7 +177,7 @@ def test_coded_words_are_exact_and_widen(mix) -> None:
     decoded to compare) finds the same keys."""
     rng = np.random.default_rng(3)
     fmt = KeyFormat([64, 64, 20])
-    codes = keyset.WordCodes(fmt)
+    codes = WordCodes(fmt)
     visited, held = Visited(fmt, codes.dtypes), set()
     for size in [5, 50, 400, 3000, 200]:  # word 1 takes up to 1,000 values: past 256
         words = np.stack([rng.integers(0, 8, size), rng.integers(0, 1000, size), rng.integers(0, 3, size)]).astype(np.uint64)
@@ -208,7 +209,7 @@ def test_level_keys_hold_each_key_once_at_its_position(mix, relayout, chunks) ->
     below, given more pieces); at the end every key is sorted with the position it was given,
     and the keys read in the level's order are at those positions."""
     fmt = KeyFormat([64, 64, 20])
-    codes = keyset.WordCodes(fmt)
+    codes = WordCodes(fmt)
     level = LevelKeys(fmt, codes)
     at: dict[tuple[int, ...], int] = {}
     for chunk in chunks:

@@ -11,7 +11,8 @@ import pytest
 
 from kmc.engines.vector import keyset, packed
 from kmc.engines.vector import engine as vector
-from kmc.engines.vector.keyset import KeyFormat, Visited, WordCodes, first_occurrences
+from kmc.engines.vector.keyset import KeyFormat, Visited, first_occurrences
+from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.packed import Layout, PackedVisited
 from kmc.api import Limits
 from kmc.registry import select

@@ -44,7 +44,8 @@ from kmc.engines import checkpoints
 from kmc.engines.checkpoints import Layout, level_dir
 from kmc.engines.interface import SearchOptions
 from kmc.engines.vector import packed
-from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes
+from kmc.engines.vector.keyset import KeyFormat, New, Visited
+from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited

@@ -43,7 +43,8 @@ from kmc.engines.vector import checkpoint
 from kmc.engines.vector.disk import Spill, spill
 from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited, WordCodes
+from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited
+from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys, in_sort_order
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
@@ -429,7 +430,7 @@ class Search:
         (`words`) where the run keeps them: what a worker does for the main thread. It reads the
         visited set, the runs on disk, the key filter and the dictionaries, which the main thread
         only adds to while workers run
-        (kmc/engines/vector/keyset.py:WordCodes.lookup); the visited set is read before the runs,
+        (kmc/engines/vector/wordcodes.py:WordCodes.lookup); the visited set is read before the runs,
         as a spill adds a run before it empties the set."""
         s, e, first = distinct
         # the stored keys are compared with these keys' own words, the stored codes decoded:

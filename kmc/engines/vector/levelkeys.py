@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kmc.engines.vector.keyset import KeyFormat, Runs, Visited, WordCodes, grown
+from kmc.engines.vector.keyset import KeyFormat, Runs, Visited, grown
+from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.packed import Layout, needed, refitted
 
 _POSITION = np.dtype(np.int64)

@@ -16,7 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from kmc.engines.vector.keyset import KeyFormat, WordCodes
+from kmc.engines.vector.keyset import KeyFormat
+from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.packed import Layout
 
 U64 = np.uint64

@@ -23,7 +23,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kmc.semantics.vector import Vector, level_dtype
-from kmc.engines.vector.keyset import Distinct, KeyFormat, Search, first_occurrences
+from kmc.engines.vector.keyset import Distinct, KeyFormat, first_occurrences
+from kmc.engines.vector.wordcodes import Search
 from kmc.engines.vector.packing import Layout, Packing
 from kmc.engines.vector.prefilter import Marks
 from kmc.engines.symmetry import for_model, lexmin
@@ -100,7 +101,7 @@ class LevelStep:
         schema = self.schema = model.schema
         self.packing = Packing.for_schema(schema)
         self.fmt = KeyFormat(self.packing.word_bits)
-        self.search: Search | None = None  # a native dictionary search (kmc/engines/vector/keyset.py:WordCodes.lookup)
+        self.search: Search | None = None  # a native dictionary search (kmc/engines/vector/wordcodes.py:WordCodes.lookup)
         self.marks: Marks | None = None  # the key filter's bits set natively (kmc/engines/vector/prefilter.py)
         self.symmetry = for_model(model, invariants) if symmetry else None
         self.layouts: list[Layout] = (self.symmetry.layouts(self.packing) if self.symmetry

@@ -1,7 +1,7 @@
 """The visited set with its coded words bit-packed: a key in the bits its dictionaries need.
 
 A wide key's other words are stored as indices into per-word dictionaries
-(kmc/engines/vector/keyset.py:WordCodes), each index in a whole byte or two. Most take far
+(kmc/engines/vector/wordcodes.py:WordCodes), each index in a whole byte or two. Most take far
 fewer bits: on the first 3 million states of 3-broker kraft's shipped configuration, the 46
 dictionaries hold 1 to 18,044 values, 265 bits in all, where the bytes took 432. Here every
 index takes the bits its dictionary needs, packed into a few unsigned *lanes* (arrays of 8 to
@@ -25,7 +25,8 @@ from typing import overload
 
 import numpy as np
 
-from kmc.engines.vector.keyset import KeyFormat, New, Visited, WordCodes
+from kmc.engines.vector.keyset import KeyFormat, New, Visited
+from kmc.engines.vector.wordcodes import WordCodes
 
 U64 = np.uint64
 LANE_BITS = 64

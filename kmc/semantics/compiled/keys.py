@@ -6,7 +6,7 @@ successor kernels write them. `sort_keys` computes kmc/engines/vector/keyset.py:
 sort key bit for bit. `first` finds each distinct key's candidate of smallest rank with an
 open-addressing table of the chunk's size, comparing whole keys, so that only the distinct
 keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyset.py:sorted_distinct).
-`search` looks every word of a batch of keys up in its dictionary (kmc/engines/vector/keyset.py:WordCodes)
+`search` looks every word of a batch of keys up in its dictionary (kmc/engines/vector/wordcodes.py:WordCodes)
 in one call: a branch-free binary search per word and key. `mark` and `marked` set and test the
 bits of kmc/engines/vector/prefilter.py:KeyFilter, bit for bit. `lower_bounds` is numpy's
 searchsorted over sorted sort keys (the visited set's, a level's runs), a block of keys' loads
