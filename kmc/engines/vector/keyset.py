@@ -17,20 +17,24 @@ positions a search gave. A level's keys, while its chunks add to them, are a few
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Callable, Sequence, Union
+from typing import Callable, Protocol, Sequence, Union
 
 import numpy as np
 
 from kmc.engines.vector.bounds import Index, LowerBounds, LowerBoundsFrom, lower_bounds, lower_bounds_from
-
-if TYPE_CHECKING:
-    from kmc.engines.vector.wordcodes import WordCodes
 
 U64 = np.uint64
 _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
 New = Union[np.ndarray, Callable[[], np.ndarray]]  # an array merged in, or a function that makes it
 Decode = Callable[[list[np.ndarray]], list[np.ndarray]]  # coded other words to the words themselves
+
+
+class CodedWords(Protocol):
+    """How a key's other words are stored when coded (kmc/engines/vector/wordcodes.py:WordCodes,
+    which imports this module): each word's dtype, which grows as its dictionary fills."""
+
+    dtypes: list[np.dtype]
 
 
 def mix(x: np.ndarray) -> np.ndarray:
@@ -343,7 +347,7 @@ class Runs:
     merge with the runs no larger than twice theirs, so a key is moved O(log chunks) times in
     all, where merging every chunk into one sorted array moved the whole level at every chunk."""
 
-    def __init__(self, fmt: KeyFormat, codes: WordCodes | None = None):
+    def __init__(self, fmt: KeyFormat, codes: CodedWords | None = None):
         self.fmt = fmt
         self.codes = codes  # the other words are coded by these (their dtypes grow as they fill)
         self.runs: list[Visited] = []

@@ -49,6 +49,7 @@ class LevelKeys(Runs):
 
     def __init__(self, fmt: KeyFormat, codes: WordCodes):
         super().__init__(fmt, codes)
+        self.dictionaries = codes  # (as `codes`, typed as the dictionaries themselves)
         self.layout = Layout([[] for _ in range(fmt.words - 1)], [])
         self.lanes: list[np.ndarray] = []  # by position in the level
         self.room = 0  # the lanes' length
@@ -60,8 +61,7 @@ class LevelKeys(Runs):
         if not len(sort_key):
             return
         *coded, place = extras
-        assert self.codes is not None  # (given to __init__)
-        self._fit(needed(self.codes), int(place.max()) + 1)
+        self._fit(needed(self.dictionaries), int(place.max()) + 1)
         part = [np.zeros(len(place), dtype=dt) for dt in self.layout.dtypes()]
         for w, x in enumerate(coded):
             self.layout.pack(w, x, part)
