@@ -19,7 +19,8 @@ successors.
 
 Each state keeps its parent's index in the previous level and its instance id; a
 counterexample is rebuilt from those and replayed forward from its concrete initial
-state, so it is concrete even when states are stored by canonical key.
+state, so it is concrete even when states are stored by canonical key
+(kmc/engines/vector/outcome.py).
 
 Same distinct states, same order, same counts and the same counterexamples as the
 reference engine, kmc/engines/explicit/bfs.py; the tests hold it to that.
@@ -37,11 +38,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from kmc.engines.simulation.coverage import Coverage
-from kmc.engines.liveness import check as liveness
 from kmc.engines import checkpoints
-from kmc.engines.vector import checkpoint
+from kmc.engines.vector import checkpoint, outcome
 from kmc.engines.vector.disk import Spill, spill
-from kmc.engines.vector.edges import LivenessGraphBuilder, Steps
+from kmc.engines.vector.edges import Steps
 from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited
 from kmc.engines.vector.wordcodes import WordCodes
@@ -49,13 +49,12 @@ from kmc.engines.vector.levelkeys import LevelKeys, in_sort_order
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
-from kmc.engines.replay import replay_paths
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
 from kmc.engines.vector.verdicts import Expansion, Verdicts, steps_per_state, own_steps
 from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes, release_freed_memory
 from kmc.engines.interface import Checkpoint, Limits, ProgressHook, SearchOptions
-from kmc.engines.search import Violations, finish
+from kmc.engines.search import Violations
 from kmc.engines.symmetry import lexmin
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model, State
@@ -250,43 +249,10 @@ class Search:
         return self.step.unpack(level.words()).keys, depth
 
     def result(self, depth: int) -> CheckResult:
-        stored = self.visited.nbytes + self.seen.nbytes + sum(a.nbytes for a in self.parents) + sum(a.nbytes for a in self.iids)
-        distinct, generated = self.stopped_at or (self.distinct, self.generated)
-        links = self._traces()
-        result = finish(self.model, self.engine, self.started, self.violations, links.get,
-                        distinct=distinct, generated=generated, depth=depth, stopped_by=self.stopped_by,
-                        symmetry=self.step.symmetry is not None,
-                        bytes_per_state=stored / distinct if distinct else None)
-        if self.coverage is not None:
-            result.coverage = self.coverage.to_json()
-        if self.spill is not None:
-            result.engine_stats["spill"] = self.spill.stats()
-        if self.resumed_at is not None:
-            result.engine_stats["resumed_at"] = self.resumed_at
-            result.resumed_states = self.resumed_states
-        if self.properties:
-            self._liveness(result)
-        return result
+        return outcome.result(self, depth)
 
-    def _liveness(self, result: CheckResult) -> None:
-        """The properties' verdicts on the explored graph (kmc/engines/liveness/)."""
-        started, cpu = time.perf_counter(), time.process_time()
-        explore_cpu = cpu - self.cpu_started
-        if not result.complete:  # successors beyond the explored states: no graph to decide on
-            result.properties, _ = liveness.check(self.model, self.properties, None, None, None, False)
-            return
-        words = (np.concatenate(self.levels, axis=1) if self.levels
-                 else np.zeros((self.step.packing.words, 0), dtype=U64))
-        states = LivenessGraphBuilder(self.step, words, len(self.initial), self.steps, self.properties)
-        built, built_cpu = time.perf_counter() - started, time.process_time() - cpu
-        cpu = time.process_time()
-        result.properties, figures = liveness.check(self.model, self.properties, states.graph, states.evaluate,
-                                                    states.state, result.complete)
-        result.engine_stats["liveness"] = {
-            "explore_seconds": round(result.seconds, 3), "graph_seconds": round(built, 3), **figures,
-            "cpu_seconds": {"explore": round(explore_cpu, 3), "graph": round(built_cpu, 3),
-                            "properties": round(time.process_time() - cpu, 3)}}
-        result.seconds = time.perf_counter() - self.started
+    def path_of(self, level: int, index: int) -> tuple[int, list[int]]:
+        return outcome.path_of(self, level, index)
 
     def _next(self, level: Level, depth: int) -> NextLevel:
         """The next level, not yet merged into the visited set: every enabled instance on every
@@ -523,7 +489,8 @@ class Search:
         if self.coded_levels:
             assert self.codes is not None and isinstance(nxt.keys, LevelKeys)
             sort_key, place, in_order, lanes, layout = nxt.keys.in_order()
-            level = Level(len(in_order), coded=(in_order, lanes), fmt=self.fmt, codes=self.codes, layout=layout)
+            level = Level(len(in_order), coded=(in_order, lanes), fmt=self.fmt, codes=self.codes, layout=layout,
+                          unpack=self.step.unpack_words)
             sorted_keys = (sort_key, [partial(in_sort_order, layout, lanes, w, place)  # a word at a time
                                       for w in range(self.fmt.words - 1)])
         else:
@@ -584,27 +551,6 @@ class Search:
             self.stopped_by = "max-states"
             return self.limits.max_states - known
         return m
-
-    # -- counterexamples ---------------------------------------------------------------------
-
-    def _traces(self) -> dict[State, tuple[State, int] | None]:
-        """Parent links along the path to every violating state, replayed forward from its
-        concrete initial state."""
-        paths = {}
-        for state, (level, index) in self.found_at.items():
-            first, path = self.path_of(level, index)
-            paths[state] = (self.initial[first], path)
-        return replay_paths(self.model, paths, self.engine)
-
-    def path_of(self, level: int, index: int) -> tuple[int, list[int]]:
-        """(index of the initial state, instance ids) of the path to a state of a level."""
-        path: list[int] = []
-        while level > 0:
-            path.append(int(self.iids[level - 1][index]))
-            index = int(self.parents[level - 1][index])
-            level -= 1
-        return index, path[::-1]
-
 
 @dataclass
 class Fresh:
