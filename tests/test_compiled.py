@@ -144,6 +144,40 @@ def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, An
             assert np.array_equal(step.fmt.sort_keys(other), plain.sort_keys(other))
 
 
+def test_native_unpacked_words_are_numpy_s() -> None:
+    """A coded level's words unpacked natively (KeyKernels.unpack_words) are numpy's
+    (kmc/engines/vector/levels.py:unpack_words), and both the dictionaries' values at the packed
+    indices, on a layout whose words took one piece, two (grown), none (a dictionary of one
+    value) and 64 bits; an index past its dictionary is refused."""
+    import numpy as np
+
+    from kmc.engines.vector.levels import unpack_words
+    from kmc.engines.vector.packed import Layout
+    from kmc.semantics.compiled.keys import KeyKernels
+
+    rng = np.random.default_rng(13)
+    sizes = [5, 300, 1, 70000, 2**20, 3]  # each word's dictionary
+    # word 1 grown to two pieces, word 2 none, word 4 64 bits wide (more than its indices need)
+    layout = Layout.fresh([3, 9, 0, 17, 64, 2]).grown([3, 11, 0, 17, 64, 2])
+    assert len(layout.pieces[1]) == 2 and not layout.pieces[2] and layout.bits(4) == 64
+    n = 2500
+    codes = [rng.integers(0, size, n, dtype=np.uint64) for size in sizes]
+    values = [rng.integers(0, 2**63, size, dtype=np.uint64) for size in sizes]
+    lanes = [np.zeros(n, dtype=dt) for dt in layout.dtypes()]
+    for w, c in enumerate(codes):
+        layout.pack(w, c, lanes)
+    want = np.empty((len(sizes), n), dtype=np.uint64)
+    unpack_words(layout.pieces, layout.wide(lanes), values, want)
+    assert np.array_equal(want, np.array([v[c] for v, c in zip(values, codes)]))
+    kernels = KeyKernels(len(sizes) + 1)
+    rows = np.empty((len(sizes) + 1, n), dtype=np.uint64)  # the other words of keys: all rows but the first
+    kernels.unpack_words(layout.pieces, layout.wide(lanes), values, rows[1:])
+    assert np.array_equal(rows[1:], want)
+    values[1] = values[1][:100]  # a damaged level: indices past their dictionary
+    with pytest.raises(ValueError, match="past their dictionaries"):
+        kernels.unpack_words(layout.pieces, layout.wide(lanes), values, rows[1:])
+
+
 @pytest.mark.parametrize("name,settings", [("kraft", dict(brokers=3, replication_factor=3, init_isr_size=2)),
                                            ("replication", dict(mode="kip279", replicas=3))])
 def test_native_first_occurrences_are_first_occurrences(name: str, settings: dict[str, Any]) -> None:

@@ -49,6 +49,7 @@ class CompiledStep(LevelStep):
         if packing.words > 1:
             self.fmt.sort_keys = self.keys.sort_keys
         self.search = self.keys.search
+        self.unpack_words = self.keys.unpack_words
         self.marks = self.keys
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:

@@ -18,9 +18,22 @@ import numpy as np
 
 from kmc.engines.vector.keyset import KeyFormat
 from kmc.engines.vector.wordcodes import WordCodes
-from kmc.engines.vector.packed import Layout
+from kmc.engines.vector.packed import Layout, Piece
 
 U64 = np.uint64
+# (each word's pieces, the lanes as uint64, each word's dictionary, out): the other words of keys
+# whose indices are bit-packed in the lanes, into the rows of out (`unpack_words`, or a native
+# kernel: kmc/semantics/compiled/keys.py:KeyKernels.unpack_words)
+UnpackWords = Callable[[list[list[Piece]], list[np.ndarray], list[np.ndarray], np.ndarray], None]
+
+
+def unpack_words(pieces: list[list[Piece]], lanes: list[np.ndarray], values: list[np.ndarray], out: np.ndarray) -> None:
+    """The other words of keys whose dictionary indices are bit-packed in `lanes` as `pieces`
+    place them, each word's indices unpacked and then read in its dictionary, into the rows of
+    `out` (words x n, uint64)."""
+    layout, n = Layout(pieces, []), out.shape[1]
+    for w in range(len(pieces)):
+        np.take(values[w], layout.unpack(w, lanes, n, narrow=False), out=out[w])
 
 
 class Level:
@@ -28,13 +41,15 @@ class Level:
     in order."""
 
     def __init__(self, size: int, words: np.ndarray | None = None, coded: tuple[np.ndarray, list[np.ndarray]] | None = None,
-                 fmt: KeyFormat | None = None, codes: WordCodes | None = None, layout: Layout | None = None):
+                 fmt: KeyFormat | None = None, codes: WordCodes | None = None, layout: Layout | None = None,
+                 unpack: UnpackWords = unpack_words):
         self.size = size
         self._words = words
         self._coded = coded  # (sort keys, each word's indices), or with `layout` (sort keys, lanes)
         self._fmt = fmt
         self._codes = codes
         self._layout = layout
+        self._unpack = unpack  # bit-packed words to words (with `layout`)
 
     @classmethod
     def of_words(cls, words: np.ndarray) -> Level:
@@ -98,10 +113,9 @@ class Level:
         sort_key, extras = self._coded
         at = slice(start, stop)
         coded = [x[at] for x in extras]
-        n = len(sort_key[at])
+        words = np.empty((self._fmt.words, len(sort_key[at])), dtype=U64)
         if self._layout is not None:
-            lanes = self._layout.wide(coded)
-            coded = [self._layout.unpack(w, lanes, n, narrow=False) for w in range(len(self._layout.pieces))]
-        words = np.empty((self._fmt.words, n), dtype=U64)
-        self._codes.decode_into(coded, words[1:])
+            self._unpack(self._layout.pieces, self._layout.wide(coded), self._codes.values, words[1:])
+        else:
+            self._codes.decode_into(coded, words[1:])
         return self._fmt.with_first_word(sort_key[at], words)

@@ -7,7 +7,8 @@ sort key bit for bit. `first` finds each distinct key's candidate of smallest ra
 open-addressing table of the chunk's size, comparing whole keys, so that only the distinct
 keys are then gathered and sorted, not every candidate (kmc/engines/vector/keyset.py:sorted_distinct).
 `search` looks every word of a batch of keys up in its dictionary (kmc/engines/vector/wordcodes.py:WordCodes)
-in one call: a branch-free binary search per word and key. `mark` and `marked` set and test the
+in one call: a branch-free binary search per word and key. `unpack_words` gives a coded
+level's other words back from its bit-packed dictionary indices (kmc/engines/vector/levels.py). `mark` and `marked` set and test the
 bits of kmc/engines/vector/prefilter.py:KeyFilter, bit for bit. `lower_bounds` is numpy's
 searchsorted over sorted sort keys (the visited set's, a level's runs), a block of keys' loads
 overlapped; `lower_bounds_from` the same within a range of each key's own (a run on disk's
@@ -190,6 +191,58 @@ def search_kernel(module: ir.Module) -> None:
     b.ret_void()
 
 
+def unpack_words_kernel(module: ir.Module) -> None:
+    """`unpack_words(L, n, pieces, starts, words, values, sizes, out, stride, bad)`: the other words
+    of n keys whose dictionary indices are bit-packed in lanes (kmc/engines/vector/packed.py:Layout;
+    lane k, uint64, at address L[k]). Word w's index is its pieces (rows (lane, shift, bits) of
+    `pieces`, from starts[w] to starts[w + 1], lowest bits first), and out[w * stride + i] is
+    value number index of its dictionary (sizes[w] values at address values[w]). An index past
+    its dictionary (a damaged level) gives 0 and is counted in bad[0]. A word at a time, a piece
+    at a time over the keys: every pass reads and writes in order."""
+    fn, a = kernel_function(module, "unpack_words",
+                            ("L", "n", "pieces", "starts", "words", "values", "sizes", "out", "stride", "bad"),
+                            lambda x: I64 if x in ("n", "words", "stride") else P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    low, bad = b.alloca(I64, name="low"), b.alloca(I64, name="bad")
+    b.store(c64(0), bad)
+
+    def at(p: ir.Value, j: ir.Value) -> ir.Value:
+        return b.gep(p, [j], inbounds=True)
+
+    with Loop(b, a["words"], "w") as lw:
+        w = lw.value
+        row = b.gep(a["out"], [b.mul(w, a["stride"])], inbounds=True)
+        first = b.load(at(a["starts"], w))
+        with Loop(b, a["n"], "clear") as li:
+            b.store(c64(0), at(row, li.value))
+        b.store(c64(0), low)
+        with Loop(b, b.sub(b.load(at(a["starts"], b.add(w, c64(1)))), first), "piece") as lp:
+            piece = b.mul(b.add(first, lp.value), c64(3))
+            lane = b.inttoptr(b.load(at(a["L"], b.load(at(a["pieces"], piece)))), P64)
+            shift = b.load(at(a["pieces"], b.add(piece, c64(1))))
+            bits = b.load(at(a["pieces"], b.add(piece, c64(2))))
+            mask = b.lshr(c64(-1), b.sub(c64(64), bits))  # bits is 1 to 64
+            up = b.load(low)
+            with Loop(b, a["n"], "bits") as li:
+                part = b.shl(b.and_(b.lshr(b.load(at(lane, li.value)), shift), mask), up)
+                b.store(b.or_(b.load(at(row, li.value)), part), at(row, li.value))
+            b.store(b.add(up, bits), low)
+        values = b.inttoptr(b.load(at(a["values"], w)), P64)
+        size = b.load(at(a["sizes"], w))
+        with Loop(b, a["n"], "value") as li:
+            index = b.load(at(row, li.value))
+            inside, outside = fn.append_basic_block("inside"), fn.append_basic_block("outside")
+            b.cbranch(b.icmp_unsigned("<", index, size), inside, outside)
+            b.position_at_end(inside)
+            b.store(b.load(at(values, index)), at(row, li.value))
+            b.branch(li.next_)
+            b.position_at_end(outside)
+            b.store(c64(0), at(row, li.value))
+            b.store(b.add(b.load(bad), c64(1)), bad)
+    b.store(b.load(bad), a["bad"])
+    b.ret_void()
+
+
 def lower_bound_kernel(module: ir.Module, ranged: bool) -> None:
     """`lower_bounds(A, size, Q, n, low)`: low[i] = how many of the `size` ascending values at A
     are below Q[i] (numpy's searchsorted, side left). Branch-free, every key's range halved in
@@ -249,6 +302,7 @@ class KeyKernels:
                 sort_key_kernel(module, words)
                 first_kernel(module, words)
             search_kernel(module)
+            unpack_words_kernel(module)
             lower_bound_kernel(module, ranged=False)
             lower_bound_kernel(module, ranged=True)
             filter_kernels(module)
@@ -266,6 +320,9 @@ class KeyKernels:
         self._lower_bounds, self._lower_bounds_from = (
             function(name, [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
             for name in ("lower_bounds", "lower_bounds_from"))
+        self._unpack_words = function("unpack_words", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                                       ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                                       ctypes.c_int64, ctypes.c_void_p])
         self._mark = function("mark", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64])
         self._marked = function("marked", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
 
@@ -315,6 +372,29 @@ class KeyKernels:
         self._search(words.ctypes.data, n, count, addresses[0].ctypes.data, addresses[1].ctypes.data,
                      addresses[2].ctypes.data, out.ctypes.data, unknown.ctypes.data, low.ctypes.data)
         return out, unknown.view(np.bool_)
+
+    def unpack_words(self, pieces: list[list[tuple[int, int, int]]], lanes: list[np.ndarray], values: list[np.ndarray],
+                     out: np.ndarray) -> None:
+        """kmc/engines/vector/levels.py:unpack_words in one native call: the other words of keys
+        whose indices are bit-packed in `lanes` (word w's `pieces[w]`: kmc/engines/vector/packed.py:Layout),
+        decoded by the dictionaries `values`, into the rows of `out` (words x n, uint64, each row
+        contiguous)."""
+        n = out.shape[1]
+        if not n or not len(values):
+            return
+        assert out.dtype == np.uint64 and out.strides[1] == 8 and out.shape[0] == len(values)
+        lanes = [np.ascontiguousarray(x, dtype=np.uint64) for x in lanes]  # kept alive through the call
+        values = [np.ascontiguousarray(v, dtype=np.uint64) for v in values]
+        table = np.array([p for word in pieces for p in word], dtype=np.int64).reshape(-1)
+        starts = np.cumsum([0, *(len(word) for word in pieces)], dtype=np.int64)
+        addresses = np.array([x.ctypes.data for x in lanes] or [0], dtype=np.int64)
+        dictionaries = np.array([[v.ctypes.data for v in values], [len(v) for v in values]], dtype=np.int64)
+        bad = np.zeros(1, dtype=np.int64)
+        self._unpack_words(addresses.ctypes.data, n, table.ctypes.data, starts.ctypes.data, len(values),
+                           dictionaries[0].ctypes.data, dictionaries[1].ctypes.data, out.ctypes.data,
+                           out.strides[0] // 8, bad.ctypes.data)
+        if bad[0]:
+            raise ValueError(f"{int(bad[0])} coded words past their dictionaries: the level is damaged")
 
     def lower_bounds(self, ascending: np.ndarray, keys: np.ndarray) -> np.ndarray:
         """np.searchsorted(ascending, keys) for uint64 arrays (int64 positions)."""
