@@ -3,9 +3,9 @@ one kernel for the invariants.
 
 Every operation becomes one or two instructions over 64-bit integers (truth values are `i1`;
 a selection is a `select`, so an effect is straight-line code). `expand` loops over a chunk of
-states and calls every template's kernel on each (a state is read once); a template's kernel
-tests the guard's conjuncts that read no table column once, then loops over its table's rows
-(one per instance): the guard's other conjuncts, each branching out when false, the cheapest
+states and, on each (a state is read once), tests each template's guard's conjuncts that read
+no table column and calls the template's kernel where they hold; the kernel loops over its
+table's rows (one per instance): the guard's other conjuncts, each branching out when false, the cheapest
 first (most guards fail on their first); where the guard holds, the effect's values, their
 range check, and the successor's packed key: its parent's key plus (new - old) x multiplier
 at each written position, in 64-bit wrap-around arithmetic (the unsigned words' bits). Candidates are appended in (state, template) order; each one's rank (parent x
@@ -281,12 +281,14 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.position_at_end(ok)
 
     i, row = a["i"], a["row"]
-    # the guard's conjuncts that read no table column hold for every binding or for none:
-    # tested once per state, before the loop over the table (most fail there)
+    # the guard's conjuncts that read no table column hold for every binding or for none: the
+    # driver tests them before it calls this kernel (`driver`); their values are emitted again
+    # here, for the effect to read
     once = _Values(b, p, tpl.columns, row, None)
-    shared = [r for r in once.conjuncts(p.guard) if not _varies(p, tpl.columns, r)]
-    skip = fn.append_basic_block("skip")
-    once.guard(fn, skip, shared)
+    shared = shared_conjuncts(once, tpl)
+    for ref in shared:
+        for k in once.needs(ref):
+            once.done[k] = once.emit(p.ops[k])
     with Loop(b, a["nb"], "b") as lb:
         trow = at(a["T"], b.mul(lb.value, a["tcols"]))
         v = _Values(b, p, tpl.columns, row, trow)
@@ -358,8 +360,12 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.store(b.add(cv, c64(1)), c)
     finish()
     b.ret_void()
-    b.position_at_end(skip)  # nothing written yet
-    b.ret_void()
+
+
+def shared_conjuncts(v: _Values, tpl: Template) -> list[Ref]:
+    """The conjuncts of a template's guard that read no table column: they hold for every
+    binding or for none."""
+    return [r for r in v.conjuncts(tpl.program.guard) if not _varies(tpl.program, tpl.columns, r)]
 
 
 def _varies(p: Program, columns: dict[int, int], ref: Ref) -> bool:
@@ -391,17 +397,24 @@ def _locals(b: ir.IRBuilder, writes: int) -> tuple[ir.Value, ...]:
     return out
 
 
-def driver(module: ir.Module, names: Sequence[str], elem: ir.IntType) -> None:
+def driver(module: ir.Module, names: Sequence[str], templates: Sequence[Template], elem: ir.IntType) -> None:
     """`expand` (arguments: SUCCESSOR_ARGS): for each state of the chunk, every template's
-    kernel in turn (each state read once, candidates appended in state order); it stops at the
-    first value out of range."""
+    kernel in turn (each state read once, candidates appended in state order), called only
+    where the conjuncts of its guard that every binding shares hold (most templates are
+    disabled on most states: a few loads and compares here, not a call); it stops at the first
+    value out of range."""
     fn, a = kernel_function(module, "expand", SUCCESSOR_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     kernels = [module.get_global(n) for n in names]
     with Loop(b, a["n"], "i") as li:
         i = li.value
         row = b.gep(a["S"], [b.mul(i, a["width"])], inbounds=True)
-        for t, kernel in enumerate(kernels):
+        for t, (kernel, tpl) in enumerate(zip(kernels, templates)):
+            once = _Values(b, tpl.program, tpl.columns, row, None)
+            call, after = fn.append_basic_block(f"call{t}"), fn.append_basic_block(f"after{t}")
+            once.guard(fn, after, shared_conjuncts(once, tpl))
+            b.branch(call)
+            b.position_at_end(call)
             table = b.inttoptr(b.load(b.gep(a["tables"], [c64(t)], inbounds=True)), P64)
             nb = b.load(b.gep(a["table_rows"], [c64(t)], inbounds=True))
             tcols = b.load(b.gep(a["table_cols"], [c64(t)], inbounds=True))
@@ -412,6 +425,8 @@ def driver(module: ir.Module, names: Sequence[str], elem: ir.IntType) -> None:
             b.position_at_end(failed)
             b.ret_void()
             b.position_at_end(ok)
+            b.branch(after)
+            b.position_at_end(after)
     b.ret_void()
 
 

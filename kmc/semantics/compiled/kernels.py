@@ -83,7 +83,7 @@ class Kernels:
         names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
         for name, tpl in zip(names, found):
             emit.successor_kernel(module, name, tpl, elem)
-        emit.driver(module, names, elem)
+        emit.driver(module, names, found, elem)
         emit.invariant_kernel(module, invariant_programs(self.model, self.invariants), elem)
         return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
 
