@@ -66,6 +66,7 @@ _SMALLEST_SHARE = 4096  # ... of at least this many states (each chunk costs som
 # chunks a worker expands ahead of the one this thread checks: 2PC 9, 2 workers, five pairs,
 # 6.55-7.45 s with 2 against 7.07-8.34 s with 1 (the workers waited while this thread accepted)
 _AHEAD = 2
+_TRIM_FROM = 128 << 20  # a level's end gives freed memory back when the heaps hold this much of it
 
 
 def chunk_states(instances: int) -> int:
@@ -516,7 +517,7 @@ class Search:
             checkpoint.keep(self, depth + 1, sorted_keys, level)
             self.in_memory.append((depth + 1, len(level)))
             self.kept_last = depth + 1
-        release_freed_memory()  # the level's chunks and merges, freed
+        release_freed_memory(at_least=_TRIM_FROM)  # the level's chunks and merges, freed
         return level
 
     def _fit(self) -> None:
