@@ -78,8 +78,10 @@ class CompiledStep(LevelStep):
         return sorted_distinct(sort_key[at], lambda order: self._extras(canonical, at[order]), rank[at])
 
     def _extras(self, words: np.ndarray, at: np.ndarray | slice = slice(None)) -> list[np.ndarray]:
-        """Words 1.. of the keys `words` (those at `at`), in the key format's dtypes."""
-        return [words[w][at].astype(dt) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
+        """Words 1.. of the keys `words` (those at `at`), in the key format's dtypes: copies, never
+        views of `words` (the kernels' buffers, written again by the next chunk)."""
+        fresh = not isinstance(at, slice)  # a gather is a copy already
+        return [words[w][at].astype(dt, copy=not fresh) for w, dt in zip(range(1, self.fmt.words), self.fmt.extra_dtypes)]
 
     def unpack(self, words: np.ndarray) -> Block:
         rows = self.rows_of(words)

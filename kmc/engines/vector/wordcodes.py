@@ -100,7 +100,7 @@ class WordCodes:
 
     def decode(self, codes: list[np.ndarray]) -> list[np.ndarray]:
         """The other words (in the key format's dtypes) of coded ones."""
-        return [self.values[w][c].astype(dt) for w, (c, dt) in enumerate(zip(codes, self.fmt.extra_dtypes))]
+        return [self.values[w][c].astype(dt, copy=False) for w, (c, dt) in enumerate(zip(codes, self.fmt.extra_dtypes))]
 
 
 def _code_dtype(size: int) -> np.dtype:
