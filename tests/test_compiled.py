@@ -144,6 +144,38 @@ def test_native_sort_keys_are_the_key_format_s(name: str, settings: dict[str, An
             assert np.array_equal(step.fmt.sort_keys(other), plain.sort_keys(other))
 
 
+def test_a_comparison_the_ranges_decide_is_a_constant() -> None:
+    """The invariant kernel's comparisons of a position with a constant, or of two positions,
+    are constants exactly where every value in their ranges gives the same answer (checked
+    here value by value), as type-ok's `lo <= x <= hi` on a state within its ranges."""
+    import itertools
+    import operator
+
+    from kmc.semantics.compiled.emit import _COMPARE, _Values
+    from kmc.semantics.compiled.programs import Program
+
+    ops = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
+    assert sorted(ops) == sorted(_COMPARE)
+    spans = [(0, 0), (0, 2), (1, 3), (2, 2), (3, 5), (-1, 1)]
+    # positions 0..5 with those ranges; slots 0..5 read them, slots 6.. are the constants -1..4
+    constants = list(range(-1, 5))
+    program = Program(slots=[*range(len(spans)), *constants])
+    values = _Values(None, program, {}, None, None, ([lo for lo, _ in spans], [hi for _, hi in spans]))
+    operands = [(("r", k), list(range(lo, hi + 1))) for k, (lo, hi) in enumerate(spans)]
+    operands += [(("c", len(spans) + j), [c]) for j, c in enumerate(constants)]
+    decided = 0
+    for (left, xs), (right, ys) in itertools.product(operands, repeat=2):
+        for o, f in ops.items():
+            answers = {f(x, y) for x in xs for y in ys}
+            want = answers.pop() if len(answers) == 1 else None
+            assert values.decided(o, left, right) == want, (o, left, right)
+            decided += want is not None
+    assert decided > 100
+    # without ranges, only constants are decided
+    plain = _Values(None, program, {}, None, None)
+    assert plain.decided("<=", ("c", 6), ("r", 0)) is None and plain.decided("<", ("c", 6), ("c", 7)) is True
+
+
 def test_native_unpacked_words_are_numpy_s() -> None:
     """A coded level's words unpacked natively (KeyKernels.unpack_words) are numpy's
     (kmc/engines/vector/levels.py:unpack_words), and both the dictionaries' values at the packed

@@ -121,9 +121,38 @@ class Loop:
 class _Values:
     """A program's operations as instructions, on one state (`row`) and one table row (`trow`)."""
 
-    def __init__(self, b: ir.IRBuilder, p: Program, columns: dict[int, int], row: ir.Value, trow: ir.Value | None):
+    def __init__(self, b: ir.IRBuilder, p: Program, columns: dict[int, int], row: ir.Value, trow: ir.Value | None,
+                 ranges: tuple[Sequence[int], Sequence[int]] | None = None):
         self.b, self.p, self.columns, self.row, self.trow = b, p, columns, row, trow
+        self.ranges = ranges  # each position's (lo, hi), when every state read is within them
         self.done: dict[int, ir.Value] = {}  # operation -> its value, once emitted
+
+    def bounds(self, ref: Ref) -> tuple[int, int] | None:
+        """The range of an operand known when the kernel is built: a constant's, or a fixed
+        position's (with `ranges`)."""
+        tag, k = ref
+        if tag == "n" or k in self.columns:
+            return None
+        if tag in ("c", "t"):
+            return self.p.slots[k], self.p.slots[k]
+        if self.ranges is None:
+            return None
+        pos = self.p.slots[k]
+        return int(self.ranges[0][pos]), int(self.ranges[1][pos])
+
+    def decided(self, o: str, left: Ref, right: Ref) -> bool | None:
+        """A comparison's value when the operands' ranges decide it (type-ok's `lo <= x <= hi`
+        on a state within its ranges), else None."""
+        a, c = self.bounds(left), self.bounds(right)
+        if a is None or c is None:
+            return None
+        below, at_most = a[1] < c[0], a[1] <= c[0]  # every left value below / at most every right one
+        above, at_least = a[0] > c[1], a[0] >= c[1]
+        equal, apart = a[0] == a[1] == c[0] == c[1], below or above
+        table = {"<": (below, at_least), "<=": (at_most, above), ">": (above, at_most), ">=": (at_least, below),
+                 "==": (equal, apart), "!=": (apart, equal)}
+        true, false = table[o]
+        return True if true else False if false else None
 
     def slot(self, k: int) -> ir.Value:
         c = self.columns.get(k)
@@ -200,6 +229,9 @@ class _Values:
         if o in _ARITH:
             return getattr(b, _ARITH[o])(self.int_(r[0]), self.int_(r[1]))
         if o in _COMPARE:
+            known = self.decided(o, r[0], r[1])
+            if known is not None:
+                return ir.Constant(I1, int(known))
             return b.icmp_signed(o, self.int_(r[0]), self.int_(r[1]))
         if o == "neg":
             return b.sub(c64(0), self.int_(r[0]))
@@ -430,8 +462,11 @@ def driver(module: ir.Module, names: Sequence[str], templates: Sequence[Template
     b.ret_void()
 
 
-def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.IntType) -> None:
-    """`holds(S, n, width, k, out)`: invariant k's truth on each state (0 or 1, int8)."""
+def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.IntType,
+                     ranges: tuple[Sequence[int], Sequence[int]]) -> None:
+    """`holds(S, n, width, k, out)`: invariant k's truth on each state (0 or 1, int8). The states
+    are within their positions' `ranges` (the engines store no other: a write out of range
+    stops the run), so a comparison those ranges decide is a constant (type-ok's)."""
     fn, a = kernel_function(module, "holds", INVARIANT_ARGS, lambda x: P8 if x == "out" else elem.as_pointer())
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     end = fn.append_basic_block("end")
@@ -442,7 +477,7 @@ def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.In
         b.position_at_end(block)
         with Loop(b, a["n"], "i") as li:
             row = b.gep(a["S"], [b.mul(li.value, a["width"])], inbounds=True)
-            v = _Values(b, p, {}, row, None)
+            v = _Values(b, p, {}, row, None, ranges)
             v.run(p.ops)
             b.store(b.zext(v.truth(p.guard), I8), b.gep(a["out"], [li.value], inbounds=True))
         b.branch(end)

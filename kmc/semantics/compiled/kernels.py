@@ -84,7 +84,7 @@ class Kernels:
         for name, tpl in zip(names, found):
             emit.successor_kernel(module, name, tpl, elem)
         emit.driver(module, names, found, elem)
-        emit.invariant_kernel(module, invariant_programs(self.model, self.invariants), elem)
+        emit.invariant_kernel(module, invariant_programs(self.model, self.invariants), elem, (schema.lo, schema.hi))
         return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
 
     def use(self, function: cache.Function) -> None:
