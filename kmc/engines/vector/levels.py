@@ -18,7 +18,7 @@ import numpy as np
 
 from kmc.engines.vector.keyset import KeyFormat
 from kmc.engines.vector.wordcodes import WordCodes
-from kmc.engines.vector.packed import Layout, Piece
+from kmc.engines.vector.packed import Layout, Piece, unpack
 
 U64 = np.uint64
 # (each word's pieces, the lanes as uint64, each word's dictionary, out): the other words of keys
@@ -31,9 +31,8 @@ def unpack_words(pieces: list[list[Piece]], lanes: list[np.ndarray], values: lis
     """The other words of keys whose dictionary indices are bit-packed in `lanes` as `pieces`
     place them, each word's indices unpacked and then read in its dictionary, into the rows of
     `out` (words x n, uint64)."""
-    layout, n = Layout(pieces, []), out.shape[1]
-    for w in range(len(pieces)):
-        np.take(values[w], layout.unpack(w, lanes, n, narrow=False), out=out[w])
+    for w, placed in enumerate(pieces):
+        np.take(values[w], unpack(placed, lanes, out.shape[1], narrow=False), out=out[w])
 
 
 class Level:

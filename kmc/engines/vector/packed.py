@@ -120,22 +120,7 @@ class Layout:
     def unpack(self, w: int, lanes: Sequence[np.ndarray], n: int, narrow: bool = True) -> np.ndarray:
         """Word w's indices from `lanes` (n keys; faster given as uint64: `wide`), in the narrowest
         dtype that holds them (or, not `narrow`, as uint64)."""
-        pieces = self.pieces[w]
-        if not pieces:
-            return np.zeros(n, dtype=np.uint8 if narrow else U64)
-        out: np.ndarray | None = None
-        low = 0
-        for lane, shift, bits in pieces:
-            part = lanes[lane].astype(U64, copy=False) >> U64(shift)
-            part &= U64((1 << bits) - 1)
-            if out is None:
-                out = part
-            else:
-                part <<= U64(low)
-                out |= part
-            low += bits
-        assert out is not None
-        return out.astype(_dtype(low), copy=False) if narrow else out
+        return unpack(self.pieces[w], lanes, n, narrow)
 
     def row_dtype(self) -> np.dtype:
         """A key's lanes side by side, as a checkpoint's level keeps them: a search on disk reads
@@ -158,6 +143,25 @@ class Layout:
     def wide(lanes: Sequence[np.ndarray]) -> list[np.ndarray]:
         """Lanes as uint64, to unpack many words from."""
         return [a.astype(U64, copy=False) for a in lanes]
+
+
+def unpack(pieces: Sequence[Piece], lanes: Sequence[np.ndarray], n: int, narrow: bool = True) -> np.ndarray:
+    """The indices of a word placed as `pieces` in `lanes` (n keys): `Layout.unpack`."""
+    if not pieces:
+        return np.zeros(n, dtype=np.uint8 if narrow else U64)
+    out: np.ndarray | None = None
+    low = 0
+    for lane, shift, bits in pieces:
+        part = lanes[lane].astype(U64, copy=False) >> U64(shift)
+        part &= U64((1 << bits) - 1)
+        if out is None:
+            out = part
+        else:
+            part <<= U64(low)
+            out |= part
+        low += bits
+    assert out is not None
+    return out.astype(_dtype(low), copy=False) if narrow else out
 
 
 def _place(used: list[int], bits: int) -> Piece:
