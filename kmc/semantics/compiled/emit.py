@@ -381,12 +381,16 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         key = at(a["K"], b.mul(i, a["words"]))
         with Loop(b, a["words"], "w") as lw:
             b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
-        with Loop(b, count, "upd") as lw:
+        with Loop(b, count, "upd") as lw:  # (a value written unchanged leaves the key as it is)
             x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
+            change = b.sub(x, wide(b, b.load(at(row, pos))))
+            update = fn.append_basic_block("update")
+            b.cbranch(b.icmp_signed("!=", change, c64(0)), update, lw.next_)
+            b.position_at_end(update)
             w = b.load(at(a["word"], pos))
             m = b.load(at(a["mult"], pos))
             cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
-            b.store(b.add(b.load(cell), b.mul(b.sub(x, wide(b, b.load(at(row, pos)))), m)), cell)
+            b.store(b.add(b.load(cell), b.mul(change, m)), cell)
         b.store(rank, at(a["out_rank"], cv))
         b.store(cv, at(a["slot"], rank))
         b.store(b.add(cv, c64(1)), c)
