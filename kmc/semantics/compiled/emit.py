@@ -281,8 +281,9 @@ _COMPARE = ("<", "<=", ">", ">=", "==", "!=")
 
 
 def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntType) -> None:
-    """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`);
-    rows (`row`, `R`) hold `elem` integers."""
+    """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`
+    only where the guard's shared conjuncts hold: `driver` tests them); rows (`row`, `R`) hold
+    `elem` integers."""
     fn, a = kernel_function(module, name, TEMPLATE_ARGS, lambda x: elem.as_pointer() if x in _ROWS else P64)
     fn.linkage = "internal"
     fn.attributes.add("noinline")  # each template compiled on its own: LLVM's time stays linear
