@@ -151,16 +151,16 @@ def test_a_comparison_the_ranges_decide_is_a_constant() -> None:
     import itertools
     import operator
 
-    from kmc.semantics.compiled.emit import _COMPARE, _Values
+    from kmc.semantics.compiled.values import COMPARE, Values
     from kmc.semantics.compiled.programs import Program
 
     ops = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
-    assert sorted(ops) == sorted(_COMPARE)
+    assert sorted(ops) == sorted(COMPARE)
     spans = [(0, 0), (0, 2), (1, 3), (2, 2), (3, 5), (-1, 1)]
     # positions 0..5 with those ranges; slots 0..5 read them, slots 6.. are the constants -1..4
     constants = list(range(-1, 5))
     program = Program(slots=[*range(len(spans)), *constants])
-    values = _Values(None, program, {}, None, None, ([lo for lo, _ in spans], [hi for _, hi in spans]))
+    values = Values(None, program, {}, None, None, ([lo for lo, _ in spans], [hi for _, hi in spans]))
     operands = [(("r", k), list(range(lo, hi + 1))) for k, (lo, hi) in enumerate(spans)]
     operands += [(("c", len(spans) + j), [c]) for j, c in enumerate(constants)]
     decided = 0
@@ -172,7 +172,7 @@ def test_a_comparison_the_ranges_decide_is_a_constant() -> None:
             decided += want is not None
     assert decided > 100
     # without ranges, only constants are decided
-    plain = _Values(None, program, {}, None, None)
+    plain = Values(None, program, {}, None, None)
     assert plain.decided("<=", ("c", 6), ("r", 0)) is None and plain.decided("<", ("c", 6), ("c", 7)) is True
 
 

@@ -20,6 +20,7 @@ from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
 from kmc.semantics.compiled import cache, emit
+from kmc.semantics.compiled.values import element
 from kmc.semantics.compiled.kernels import Kernels
 from kmc.semantics.compiled.keys import KeyKernels
 
@@ -36,7 +37,7 @@ class CompiledStep(LevelStep):
 
         def unpack_ir() -> str:
             module = cache.new_module(f"kmc unpack {packing.describe()}")
-            emit.unpack_kernel(module, packing.spans, packing.radix, list(packing.lo), emit.element(itemsize))
+            emit.unpack_kernel(module, packing.spans, packing.radix, list(packing.lo), element(itemsize))
             return str(module)
 
         key = cache.generated_fingerprint("unpack", packing.spans, [int(r) for r in packing.radix],

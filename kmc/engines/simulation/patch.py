@@ -18,7 +18,7 @@ import numpy as np
 from llvmlite import ir
 
 from kmc.semantics.compiled import cache
-from kmc.semantics.compiled.emit import element, narrow
+from kmc.semantics.compiled.values import element, narrow
 
 _I64 = ir.IntType(64)
 

@@ -1,8 +1,8 @@
 """Programs as LLVM IR (llvmlite's IR builder): a kernel per template, `expand` over them, and
 one kernel for the invariants.
 
-Every operation becomes one or two instructions over 64-bit integers (truth values are `i1`;
-a selection is a `select`, so an effect is straight-line code). `expand` loops over a chunk of
+Every operation becomes one or two instructions over 64-bit integers (values.py), so an
+effect is straight-line code. `expand` loops over a chunk of
 states and, on each (a state is read once), tests each template's guard's conjuncts that read
 no table column and calls the template's kernel where they hold; the kernel loops over its
 table's rows (one per instance): the guard's other conjuncts, each branching out when false, the cheapest
@@ -32,13 +32,8 @@ from typing import Callable, Sequence
 
 from llvmlite import ir
 
-from kmc.semantics.compiled.programs import Op, Program, Ref, Template
-
-I64 = ir.IntType(64)
-I8 = ir.IntType(8)
-I1 = ir.IntType(1)
-P64 = I64.as_pointer()
-P8 = I8.as_pointer()
+from kmc.semantics.compiled.programs import Program, Ref, Template
+from kmc.semantics.compiled.values import I8, I64, P8, P64, Values, c64, narrow, wide
 
 SUCCESSOR_ARGS = ("S", "n", "width", "K", "words", "tables", "table_rows", "table_cols", "count", "word", "mult", "drop", "rows",
                   "out_keys", "cap", "out_rank", "out_stutter", "slot", "fill", "enabled", "err", "R")
@@ -47,26 +42,6 @@ TEMPLATE_ARGS = ("row", "i", "width", "K", "words", "T", "nb", "tcols", "count",
 _SCALARS = {"n", "i", "width", "words", "nb", "tcols", "count", "drop", "rows", "cap"}
 _ROWS = {"S", "row", "R"}  # arrays of states' positions: of the rows' element type
 INVARIANT_ARGS = ("S", "n", "width", "k", "out")
-
-
-def c64(v: int) -> ir.Constant:
-    return ir.Constant(I64, int(v))
-
-
-def element(itemsize: int) -> ir.IntType:
-    """The integer type of a state's positions in rows of `itemsize` bytes (the level step's
-    dtype: int16 for most models, so a kraft row is 3 KB, not 12)."""
-    return ir.IntType(8 * itemsize)
-
-
-def wide(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
-    """A position's value as 64 bits (sign-extended)."""
-    return v if v.type == I64 else b.sext(v, I64)
-
-
-def narrow(b: ir.IRBuilder, v: ir.Value, elem: ir.IntType) -> ir.Value:
-    """A 64-bit value stored at a position (checked in range first)."""
-    return v if elem == I64 else b.trunc(v, elem)
 
 
 def kernel_function(module: ir.Module, name: str, args: Sequence[str], pointers: Callable[[str], ir.Type]
@@ -118,167 +93,6 @@ class Loop:
         b.position_at_end(self.done)
 
 
-class _Values:
-    """A program's operations as instructions, on one state (`row`) and one table row (`trow`)."""
-
-    def __init__(self, b: ir.IRBuilder, p: Program, columns: dict[int, int], row: ir.Value, trow: ir.Value | None,
-                 ranges: tuple[Sequence[int], Sequence[int]] | None = None):
-        self.b, self.p, self.columns, self.row, self.trow = b, p, columns, row, trow
-        self.ranges = ranges  # each position's (lo, hi), when every state read is within them
-        self.done: dict[int, ir.Value] = {}  # operation -> its value, once emitted
-
-    def bounds(self, ref: Ref) -> tuple[int, int] | None:
-        """The range of an operand known when the kernel is built: a constant's, or a fixed
-        position's (with `ranges`)."""
-        tag, k = ref
-        if tag == "n" or k in self.columns:
-            return None
-        if tag in ("c", "t"):
-            return self.p.slots[k], self.p.slots[k]
-        if self.ranges is None:
-            return None
-        pos = self.p.slots[k]
-        return int(self.ranges[0][pos]), int(self.ranges[1][pos])
-
-    def decided(self, o: str, left: Ref, right: Ref) -> bool | None:
-        """A comparison's value when the operands' ranges decide it (type-ok's `lo <= x <= hi`
-        on a state within its ranges), else None."""
-        a, c = self.bounds(left), self.bounds(right)
-        if a is None or c is None:
-            return None
-        below, at_most = a[1] < c[0], a[1] <= c[0]  # every left value below / at most every right one
-        above, at_least = a[0] > c[1], a[0] >= c[1]
-        equal, apart = a[0] == a[1] == c[0] == c[1], below or above
-        table = {"<": (below, at_least), "<=": (at_most, above), ">": (above, at_most), ">=": (at_least, below),
-                 "==": (equal, apart), "!=": (apart, equal)}
-        true, false = table[o]
-        return True if true else False if false else None
-
-    def slot(self, k: int) -> ir.Value:
-        c = self.columns.get(k)
-        if c is None:
-            return c64(self.p.slots[k])
-        assert self.trow is not None
-        return self.b.load(self.b.gep(self.trow, [c64(c)], inbounds=True))
-
-    def read(self, position: ir.Value) -> ir.Value:
-        return wide(self.b, self.b.load(self.b.gep(self.row, [position], inbounds=True)))
-
-    def value(self, ref: Ref) -> ir.Value:
-        tag, k = ref
-        if tag == "n":
-            return self.done[k]
-        if tag == "r":
-            return self.read(self.slot(k))
-        if tag == "t":
-            v = self.slot(k)
-            return ir.Constant(I1, int(v.constant != 0)) if isinstance(v, ir.Constant) else self.b.icmp_signed("!=", v, c64(0))
-        return self.slot(k)
-
-    def int_(self, ref: Ref) -> ir.Value:
-        return self.as_int(self.value(ref))
-
-    def as_int(self, v: ir.Value) -> ir.Value:
-        return self.b.zext(v, I64) if v.type == I1 else v
-
-    def truth(self, ref: Ref) -> ir.Value:
-        v = self.value(ref)
-        return v if v.type == I1 else self.b.icmp_signed("!=", v, c64(0))
-
-    def run(self, ops: Sequence[Op], start: int = 0) -> None:
-        """Emit operations `start`, `start + 1`, ... (`ops`), each unless emitted already."""
-        for k, op in enumerate(ops, start):
-            if k not in self.done:
-                self.done[k] = self.emit(op)
-
-    def needs(self, ref: Ref) -> list[int]:
-        """The operations not emitted yet that `ref`'s value needs, in order."""
-        out: set[int] = set()
-        todo = [ref[1]] if ref[0] == "n" else []
-        while todo:
-            k = todo.pop()
-            if k in out or k in self.done:
-                continue
-            out.add(k)
-            todo.extend(r[1] for r in self.p.ops[k].refs if r[0] == "n")
-        return sorted(out)
-
-    def conjuncts(self, ref: Ref) -> list[Ref]:
-        """A truth value as the conjuncts whose conjunction it is (nested ones flattened)."""
-        if ref[0] == "n" and self.p.ops[ref[1]].op in ("and", "all", "forall"):
-            return [c for r in self.p.ops[ref[1]].refs for c in self.conjuncts(r)]
-        return [ref]
-
-    def guard(self, fn: ir.Function, false: ir.Block, conjuncts: Sequence[Ref]) -> None:
-        """Branch to `false` as soon as one of the guard's `conjuncts` is false, those that need
-        the fewest operations first (a guard has no effects: any order gives its value), and
-        go on where they hold: most guards fail, most on a few operations."""
-        b, p = self.b, self.p
-        left = list(conjuncts)
-        while left:
-            cheapest = min(left, key=lambda r: len(self.needs(r)))
-            left.remove(cheapest)
-            for k in self.needs(cheapest):
-                self.done[k] = self.emit(p.ops[k])
-            holds = fn.append_basic_block("holds")
-            b.cbranch(self.truth(cheapest), holds, false)
-            b.position_at_end(holds)
-
-    def emit(self, op: Op) -> ir.Value:
-        b, r, o = self.b, op.refs, op.op
-        if o in _ARITH:
-            return getattr(b, _ARITH[o])(self.int_(r[0]), self.int_(r[1]))
-        if o in _COMPARE:
-            known = self.decided(o, r[0], r[1])
-            if known is not None:
-                return ir.Constant(I1, int(known))
-            return b.icmp_signed(o, self.int_(r[0]), self.int_(r[1]))
-        if o == "neg":
-            return b.sub(c64(0), self.int_(r[0]))
-        if o in ("and", "all", "forall", "or", "any", "exists"):
-            conj = o in ("and", "all", "forall")
-            out: ir.Value = ir.Constant(I1, int(conj))
-            for x in r:
-                out = (b.and_ if conj else b.or_)(out, self.truth(x))
-            return out
-        if o == "not":
-            return b.not_(self.truth(r[0]))
-        if o == "implies":
-            return b.or_(b.not_(self.truth(r[0])), self.truth(r[1]))
-        if o == "iff":
-            return b.icmp_unsigned("==", self.truth(r[0]), self.truth(r[1]))
-        if o in ("min", "max"):
-            out = self.int_(r[0])
-            for x in r[1:]:
-                y = self.int_(x)
-                out = b.select(b.icmp_signed("<" if o == "min" else ">", out, y), out, y)
-            return out
-        if o == "count":
-            out = c64(0)
-            for x in r:
-                out = b.add(out, b.zext(self.truth(x), I64))
-            return out
-        if o == "ite":
-            pick = self.truth if op.kind == "t" else self.int_
-            return b.select(self.truth(r[0]), pick(r[1]), pick(r[2]))
-        if o == "at":  # index <= k selects element k: out-of-range indices clip
-            pick = self.truth if op.kind == "t" else self.int_
-            index, elements = self.int_(r[0]), r[1:]
-            out = pick(elements[-1])
-            for k in range(len(elements) - 2, -1, -1):
-                out = b.select(b.icmp_signed("<=", index, c64(k)), pick(elements[k]), out)
-            return out
-        if o == "read_at":  # the index clipped to [0, size - 1]
-            x = self.int_(r[0])
-            x = b.select(b.icmp_signed("<", x, c64(0)), c64(0), x)
-            x = b.select(b.icmp_signed(">", x, c64(op.size - 1)), c64(op.size - 1), x)
-            return self.read(b.add(self.slot(op.start), x))
-        raise AssertionError(o)
-
-
-_ARITH = {"+": "add", "-": "sub", "*": "mul"}
-_COMPARE = ("<", "<=", ">", ">=", "==", "!=")
-
 
 def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntType) -> None:
     """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`
@@ -317,14 +131,14 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
     # the guard's conjuncts that read no table column hold for every binding or for none: the
     # driver tests them before it calls this kernel (`driver`); their values are emitted again
     # here, for the effect to read
-    once = _Values(b, p, tpl.columns, row, None)
+    once = Values(b, p, tpl.columns, row, None)
     shared = shared_conjuncts(once, tpl)
     for ref in shared:
         for k in once.needs(ref):
             once.done[k] = once.emit(p.ops[k])
     with Loop(b, a["nb"], "b") as lb:
         trow = at(a["T"], b.mul(lb.value, a["tcols"]))
-        v = _Values(b, p, tpl.columns, row, trow)
+        v = Values(b, p, tpl.columns, row, trow)
         v.done = dict(once.done)
         v.guard(fn, lb.next_, [r for r in v.conjuncts(p.guard) if r not in shared])
         v.run(p.ops)  # the effect (and what of the guard it reads, emitted already)
@@ -399,7 +213,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
     b.ret_void()
 
 
-def shared_conjuncts(v: _Values, tpl: Template) -> list[Ref]:
+def shared_conjuncts(v: Values, tpl: Template) -> list[Ref]:
     """The conjuncts of a template's guard that read no table column: they hold for every
     binding or for none."""
     return [r for r in v.conjuncts(tpl.program.guard) if not _varies(tpl.program, tpl.columns, r)]
@@ -447,7 +261,7 @@ def driver(module: ir.Module, names: Sequence[str], templates: Sequence[Template
         i = li.value
         row = b.gep(a["S"], [b.mul(i, a["width"])], inbounds=True)
         for t, (kernel, tpl) in enumerate(zip(kernels, templates)):
-            once = _Values(b, tpl.program, tpl.columns, row, None)
+            once = Values(b, tpl.program, tpl.columns, row, None)
             call, after = fn.append_basic_block(f"call{t}"), fn.append_basic_block(f"after{t}")
             once.guard(fn, after, shared_conjuncts(once, tpl))
             b.branch(call)
@@ -482,7 +296,7 @@ def invariant_kernel(module: ir.Module, programs: Sequence[Program], elem: ir.In
         b.position_at_end(block)
         with Loop(b, a["n"], "i") as li:
             row = b.gep(a["S"], [b.mul(li.value, a["width"])], inbounds=True)
-            v = _Values(b, p, {}, row, None, ranges)
+            v = Values(b, p, {}, row, None, ranges)
             v.run(p.ops)
             b.store(b.zext(v.truth(p.guard), I8), b.gep(a["out"], [li.value], inbounds=True))
         b.branch(end)

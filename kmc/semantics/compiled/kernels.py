@@ -21,6 +21,7 @@ import numpy as np
 
 from kmc.model.core import Invariant, Model, State
 from kmc.semantics.compiled import cache, emit
+from kmc.semantics.compiled.values import element
 from kmc.semantics.compiled.programs import invariant_programs, templates
 from kmc.semantics.scalar import ScalarModel
 
@@ -79,7 +80,7 @@ class Kernels:
         found = templates(self.model)
         module = cache.new_module(f"kmc {self.model.title()}")
         emit.ranges(module, schema.lo, schema.hi)
-        elem = emit.element(self.dtype.itemsize)
+        elem = element(self.dtype.itemsize)
         names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
         for name, tpl in zip(names, found):
             emit.successor_kernel(module, name, tpl, elem)

@@ -24,7 +24,8 @@ import numpy as np
 from llvmlite import ir
 
 from kmc.semantics.compiled import cache
-from kmc.semantics.compiled.emit import I8, I64, P64, Loop, c64, kernel_function
+from kmc.semantics.compiled.emit import Loop, kernel_function
+from kmc.semantics.compiled.values import I8, I64, P64, c64
 
 MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # kmc/engines/vector/keyset.py:mix (splitmix64)
 _SCALARS = ("n", "stride", "mask", "shift")
