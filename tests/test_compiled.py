@@ -11,13 +11,14 @@ and loaded from it on later runs; the cache test uses a directory of its own.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Sequence
 
 import pytest
 
 from kmc import registry
 from kmc.api import CheckResult, Limits, SearchOptions, check
 from kmc.contract.differential import differences
+from kmc.model.core import Action, Backend, Bool, Domain, Effect, Field, Model, Option, Schema, State, StateView, action
 from kmc.semantics.compiled import cache
 from kmc.semantics.compiled.kernels import Kernels
 from kmc.traces.replay import replay
@@ -174,6 +175,93 @@ def test_a_comparison_the_ranges_decide_is_a_constant() -> None:
     # without ranges, only constants are decided
     plain = Values(None, program, {}, None, None)
     assert plain.decided("<=", ("c", 6), ("r", 0)) is None and plain.decided("<", ("c", 6), ("c", 7)) is True
+
+
+class _Writes(Model):
+    """Writes of every kind the intervals tell apart: a copy between positions of one range,
+    a constant, a sum that fits, one that does not, one clipped by min, a count, a selection,
+    a position a table gives (`bump(j)` over two counters of one range)."""
+
+    name = "writes"
+    summary = "the range-check cases"
+    modes = {"plain": "the one mode"}
+    options = (Option("mode", "plain", "the one mode", choices=("plain",)),)
+
+    def _build(self) -> None:
+        self.schema = Schema([Field("a", lo=0, hi=3), Field("b", lo=0, hi=3), Field("c", lo=0, hi=7),
+                              Field("d", lo=0, hi=3), Field("e", lo=0, hi=3), Field("f", lo=0, hi=2),
+                              Field("g", lo=-1, hi=3), Field("n", lo=0, hi=3, shape=(2,))])
+
+    def initial_states(self) -> list[State]:
+        return [self.schema.state(a=0, b=0, c=0, d=0, e=0, f=0, g=0, n=[0, 0])]
+
+    def actions(self) -> Sequence[Action]:
+        return [self.move, self.bump]
+
+    @action()
+    def move(self, s: StateView, X: Backend) -> Bool:
+        return s.a <= 3
+
+    @move.effect
+    def _(self, s: StateView, X: Backend) -> Effect:
+        return {"a": s.b, "b": 2, "c": s.a + s.b, "d": s.a + 1, "e": X.min_(s.a + 1, 3),
+                "f": X.count([s.a == 1, s.b == 1]), "g": X.ite(s.a == 0, -1, s.b)}
+
+    @action(j=Domain(lambda m: range(2)))
+    def bump(self, s: StateView, X: Backend, j: int) -> Bool:
+        return s.n[j] < 3
+
+    @bump.effect
+    def _(self, s: StateView, X: Backend, j: int) -> Effect:
+        return {"n": X.set_at(s.n, j, s.n[j] + 1)}
+
+
+def test_a_write_its_ranges_keep_in_range_is_not_checked() -> None:
+    """The intervals of written values (kmc/semantics/compiled/intervals.py): the writes they
+    keep in range are those whose every value is in range on every state in range (checked
+    here state by state); the kernels check the others, and a write out of range stops the run
+    with the action, value and position named."""
+    import itertools
+
+    import numpy as np
+
+    from kmc.semantics.compiled.intervals import Intervals
+    from kmc.semantics.compiled.programs import templates
+    from kmc.semantics.scalar import ScalarModel
+
+    model = _Writes()
+    schema, scalar = model.schema, ScalarModel(model)
+    names = schema.element_names()
+    # every state in range of the positions the writes read (a, b, n); the others at their lowest
+    every = [schema.state(a=a, b=b, c=0, d=0, e=0, f=0, g=-1, n=list(n))
+             for a, b, *n in itertools.product(range(4), range(4), range(4), range(4))]
+    kept = {}
+    for tpl in templates(model):
+        intervals = Intervals(tpl, schema.lo, schema.hi)
+        for row in tpl.table:
+            inst = model.instances()[row[0]]
+            for pos_slot, ref in tpl.program.writes:
+                pos = intervals.slot_values(pos_slot)[tpl.table.index(row)] if pos_slot in tpl.columns \
+                    else tpl.program.slots[pos_slot]
+                kept[(inst.label, names[pos])] = intervals.within((pos_slot, ref))
+    assert kept == {("move()", "a"): True, ("move()", "b"): True, ("move()", "c"): True, ("move()", "d"): False,
+                    ("move()", "e"): True, ("move()", "f"): True, ("move()", "g"): True,
+                    ("bump(j=0)", "n[0]"): False, ("bump(j=0)", "n[1]"): True,  # set_at writes the whole row
+                    ("bump(j=1)", "n[0]"): True, ("bump(j=1)", "n[1]"): False}
+    for state in every:  # the second computation: the writes' values on every state in range
+        for inst in model.instances():
+            nxt = scalar.step(state, inst)
+            if nxt is None:
+                continue
+            for pos, (v, lo, hi) in enumerate(zip(nxt, schema.lo, schema.hi)):
+                if kept.get((inst.label, names[pos])):
+                    assert lo <= v <= hi, (inst.label, names[pos], state)
+    model.schema = Schema([*schema.fields[:3], Field("d", lo=0, hi=2), *schema.fields[4:]])  # d := a + 1 leaves it
+    kernels, width = Kernels(model, []), len(names)
+    rows = np.array([schema.state(a=2, b=2, c=2, d=1, e=1, f=0, g=-1, n=[0, 0])])
+    with pytest.raises(ValueError, match=r"action move\(\) writes 3 to d, outside its range \[0, 2\]"):
+        kernels.successors(rows, np.zeros((1, 1), dtype=np.uint64), np.zeros(width, dtype=np.int64),
+                           np.zeros(width, dtype=np.uint64), drop=True)
 
 
 def test_native_unpacked_words_are_numpy_s() -> None:

@@ -6,9 +6,10 @@ effect is straight-line code. `expand` loops over a chunk of
 states and, on each (a state is read once), tests each template's guard's conjuncts that read
 no table column and calls the template's kernel where they hold; the kernel loops over its
 table's rows (one per instance): the guard's other conjuncts, each branching out when false, the cheapest
-first (most guards fail on their first); where the guard holds, the effect's values, their
-range check, and the successor's packed key: its parent's key plus (new - old) x multiplier
-at each written position, in 64-bit wrap-around arithmetic (the unsigned words' bits). Candidates are appended in (state, template) order; each one's rank (parent x
+first (most guards fail on their first); where the guard holds, the effect's values, the
+range check of those the positions' ranges do not keep in range (intervals.py), and the
+successor's packed key: its parent's key plus (new - old) x multiplier at each written
+position, in 64-bit wrap-around arithmetic (the unsigned words' bits). Candidates are appended in (state, template) order; each one's rank (parent x
 instances + instance id) says where the scalar engine finds it.
 
 `expand`'s arguments (`SUCCESSOR_ARGS`), arrays as pointers to int64 unless said:
@@ -28,10 +29,12 @@ The invariant kernel: `holds(S, n, width, k, out)` writes invariant k's truth pe
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 from llvmlite import ir
 
+from kmc.semantics.compiled.intervals import Intervals
 from kmc.semantics.compiled.programs import Program, Ref, Template
 from kmc.semantics.compiled.values import I8, I64, P8, P64, Values, c64, narrow, wide
 
@@ -94,7 +97,8 @@ class Loop:
 
 
 
-def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntType) -> None:
+def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntType,
+                     ranges: tuple[Sequence[int], Sequence[int]]) -> None:
     """The kernel of one template, on one state (arguments: TEMPLATE_ARGS; called by `expand`
     only where the guard's shared conjuncts hold: `driver` tests them); rows (`row`, `R`) hold
     `elem` integers."""
@@ -111,6 +115,7 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
     b.store(b.load(at(a["fill"], c64(0))), c)
     b.store(b.load(at(a["fill"], c64(1))), st)
     p = tpl.program
+    intervals = Intervals(tpl, *ranges)
 
     def finish() -> None:
         b.store(b.load(c), at(a["fill"], c64(0)))
@@ -147,65 +152,63 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         b.store(b.add(b.load(counted), c64(1)), counted)
         rank = b.add(b.mul(i, a["count"]), iid)
         # the written values and their positions, stored in two small arrays: each write is two
-        # stores here, and the checks and the key below are loops over them (the code stays small)
+        # stores here, and the key below is a loop over them (the code stays small)
         count = c64(len(p.writes))
-        xs, ps, moved, bad = _locals(b, len(p.writes))
+        xs, ps, moved = _locals(b, len(p.writes))
         for n, (pos_slot, ref) in enumerate(p.writes):
             b.store(v.int_(ref), at(xs, c64(n)))
             b.store(v.slot(pos_slot), at(ps, c64(n)))
-        copy, check, emit = (fn.append_basic_block(x) for x in ("copy", "check", "emit"))
-        b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, check)
+        # the written values the ranges do not keep in range (intervals.py), checked (not on
+        # states from anywhere, `rows`): a value out of range stops the run
+        bad = [_outside(b, module, v, pos_slot, ref) for pos_slot, ref in p.writes if not intervals.within((pos_slot, ref))]
+        if bad:
+            fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
+            out = b.and_(b.icmp_signed("==", a["rows"], c64(0)), functools.reduce(b.or_, bad))
+            b.cbranch(out, fail, good)
+            b.position_at_end(fail)
+            b.store(b.add(iid, c64(1)), at(a["err"], c64(0)))
+            b.store(i, at(a["err"], c64(1)))
+            finish()
+            b.ret_void()
+            b.position_at_end(good)
+        cv = b.load(c)
+        room(cv)
+        copy, key = fn.append_basic_block("copy"), fn.append_basic_block("key")
+        b.cbranch(b.icmp_signed("!=", a["rows"], c64(0)), copy, key)
         b.position_at_end(copy)  # the successor's state, whole
-        room(b.load(c))
-        out_row = at(a["R"], b.mul(b.load(c), a["width"]))
+        out_row = at(a["R"], b.mul(cv, a["width"]))
         with Loop(b, a["width"], "j") as lj:
             b.store(b.load(at(row, lj.value)), at(out_row, lj.value))
         with Loop(b, count, "wr") as lw:
             b.store(narrow(b, b.load(at(xs, lw.value)), elem), at(out_row, b.load(at(ps, lw.value))))
-        b.branch(emit)
-        b.position_at_end(check)  # every written value in its range; whether any changes the state
+        b.branch(key)
+        b.position_at_end(key)  # the parent's key, then per write: its range, whether it changes
+        # the state, and (new - old) x multiplier added to its key word
+        parent = at(a["K"], b.mul(i, a["words"]))
+        with Loop(b, a["words"], "w") as lw:
+            b.store(b.load(at(parent, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
         b.store(c64(0), moved)
-        b.store(c64(0), bad)
-        with Loop(b, count, "chk") as lw:
+        with Loop(b, count, "upd") as lw:
             x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
-            low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
-            high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
-            out = b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high))
-            b.store(b.or_(b.load(bad), b.zext(out, I64)), bad)
-            b.store(b.or_(b.load(moved), b.zext(b.icmp_signed("!=", x, wide(b, b.load(at(row, pos)))), I64)), moved)
-        fail, good = fn.append_basic_block("fail"), fn.append_basic_block("good")
-        b.cbranch(b.icmp_signed("!=", b.load(bad), c64(0)), fail, good)
-        b.position_at_end(fail)
-        b.store(b.add(iid, c64(1)), at(a["err"], c64(0)))
-        b.store(i, at(a["err"], c64(1)))
-        finish()
-        b.ret_void()
-        b.position_at_end(good)
-        stutter = fn.append_basic_block("stutter")
+            change = b.sub(x, wide(b, b.load(at(row, pos))))
+            update = fn.append_basic_block("update")
+            b.cbranch(b.icmp_signed("!=", change, c64(0)), update, lw.next_)  # unchanged: the key as it is
+            b.position_at_end(update)
+            b.store(c64(1), moved)
+            w = b.load(at(a["word"], pos))
+            m = b.load(at(a["mult"], pos))
+            cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
+            b.store(b.add(b.load(cell), b.mul(change, m)), cell)
+        stutter, emit = fn.append_basic_block("stutter"), fn.append_basic_block("emit")
         still = b.icmp_signed("==", b.load(moved), c64(0))
         b.cbranch(b.and_(b.icmp_signed("!=", a["drop"], c64(0)), still), stutter, emit)
-        b.position_at_end(stutter)
+        b.position_at_end(stutter)  # the slot written is left to the next candidate
         s = b.load(st)
         room(s)
         b.store(rank, at(a["out_stutter"], s))
         b.store(b.add(s, c64(1)), st)
         b.branch(lb.next_)
-        b.position_at_end(emit)  # the key: the parent's plus (new - old) x multiplier per write
-        cv = b.load(c)
-        room(cv)
-        key = at(a["K"], b.mul(i, a["words"]))
-        with Loop(b, a["words"], "w") as lw:
-            b.store(b.load(at(key, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
-        with Loop(b, count, "upd") as lw:  # (a value written unchanged leaves the key as it is)
-            x, pos = b.load(at(xs, lw.value)), b.load(at(ps, lw.value))
-            change = b.sub(x, wide(b, b.load(at(row, pos))))
-            update = fn.append_basic_block("update")
-            b.cbranch(b.icmp_signed("!=", change, c64(0)), update, lw.next_)
-            b.position_at_end(update)
-            w = b.load(at(a["word"], pos))
-            m = b.load(at(a["mult"], pos))
-            cell = at(a["out_keys"], b.add(b.mul(w, a["cap"]), cv))
-            b.store(b.add(b.load(cell), b.mul(change, m)), cell)
+        b.position_at_end(emit)
         b.store(rank, at(a["out_rank"], cv))
         b.store(cv, at(a["slot"], rank))
         b.store(b.add(cv, c64(1)), c)
@@ -238,12 +241,20 @@ def _varies(p: Program, columns: dict[int, int], ref: Ref) -> bool:
     return False
 
 
+def _outside(b: ir.IRBuilder, module: ir.Module, v: Values, pos_slot: int, ref: Ref) -> ir.Value:
+    """Whether a written value is outside its position's range (LO, HI)."""
+    x, pos = v.int_(ref), v.slot(pos_slot)
+    low = b.load(b.gep(module.get_global("LO"), [c64(0), pos], inbounds=True))
+    high = b.load(b.gep(module.get_global("HI"), [c64(0), pos], inbounds=True))
+    return b.or_(b.icmp_signed("<", x, low), b.icmp_signed(">", x, high))
+
+
 def _locals(b: ir.IRBuilder, writes: int) -> tuple[ir.Value, ...]:
-    """Stack slots in the entry block: the written values, their positions, two flags."""
+    """Stack slots in the entry block: the written values, their positions, a flag."""
     here = b.block
     b.position_at_start(b.function.entry_basic_block)
     out = (b.alloca(I64, size=max(writes, 1), name="xs"), b.alloca(I64, size=max(writes, 1), name="ps"),
-           b.alloca(I64, name="moved"), b.alloca(I64, name="bad"))
+           b.alloca(I64, name="moved"))
     b.position_at_end(here)
     return out
 

@@ -83,7 +83,7 @@ class Kernels:
         elem = element(self.dtype.itemsize)
         names = [f"k{k}_{t.family}" for k, t in enumerate(found)]
         for name, tpl in zip(names, found):
-            emit.successor_kernel(module, name, tpl, elem)
+            emit.successor_kernel(module, name, tpl, elem, (schema.lo, schema.hi))
         emit.driver(module, names, found, elem)
         emit.invariant_kernel(module, invariant_programs(self.model, self.invariants), elem, (schema.lo, schema.hi))
         return str(module), names, [np.ascontiguousarray(t.table, dtype=np.int64) for t in found]
