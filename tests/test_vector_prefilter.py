@@ -27,8 +27,8 @@ def test_no_false_negatives_across_growth() -> None:
 
 
 def test_native_marks_are_the_filter_s_bits() -> None:
-    """With the compiled key kernels' marks, the filter's table is the numpy filter's, bit for
-    bit, after every addition and rebuild, and so are its answers."""
+    """With the compiled key kernels' marks (each key's byte fetched ahead), the filter's table
+    is the numpy filter's, bit for bit, after every addition and rebuild, and so are its answers."""
     import pytest
 
     pytest.importorskip("llvmlite")
@@ -48,6 +48,12 @@ def test_native_marks_are_the_filter_s_bits() -> None:
         assert native.bits == plain.bits and np.array_equal(plain.table, native.table)
     others = rng.integers(0, 2**64 - 1, 50_000, dtype=np.uint64, endpoint=True)
     assert np.array_equal(plain.maybe(others), native.maybe(others)) and native.maybe(added).all()
+    # fewer keys than the kernels fetch ahead: none, one, a few
+    for part in (keys[:0], keys[:1], keys[1:5]):
+        for f in (plain, native):
+            f.add(part)
+        assert np.array_equal(plain.table, native.table)
+        assert np.array_equal(plain.maybe(part), native.maybe(part)) and native.maybe(part).all()
 
 
 def test_a_run_s_own_filter_holds_its_keys_alone() -> None:
