@@ -56,20 +56,9 @@ class Intervals:
         if tag == "r":
             return self.position_range(self.slot_values(k))
         if k not in self._done:
-            for j in self._needed(k):  # operands before their users: no deep recursion
+            for j in self.p.needed(ref, self._done):  # operands before their users: no deep recursion
                 self._done[j] = self._op(j)
         return self._done[k]
-
-    def _needed(self, k: int) -> list[int]:
-        out: set[int] = set()
-        todo = [k]
-        while todo:
-            j = todo.pop()
-            if j in out or j in self._done:
-                continue
-            out.add(j)
-            todo.extend(r[1] for r in self.p.ops[j].refs if r[0] == "n")
-        return sorted(out)
 
     def _op(self, k: int) -> Interval | None:
         op = self.p.ops[k]

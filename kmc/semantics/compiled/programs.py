@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from numbers import Integral
-from typing import Any, Sequence
+from typing import Any, Container, Sequence
 
 from kmc.model.core import Instance, Invariant, Model, Schema
 from kmc.semantics.tracing import OPERATORS, TRACING, Term
@@ -62,6 +62,18 @@ class Program:
 
     def shape(self) -> tuple[Any, ...]:
         return (tuple(self.ops), self.guard_ops, self.guard, tuple(self.writes))
+
+    def needed(self, ref: Ref, done: Container[int]) -> list[int]:
+        """The operations not in `done` that `ref`'s value needs, each after its operands."""
+        out: set[int] = set()
+        todo = [ref[1]] if ref[0] == "n" else []
+        while todo:
+            k = todo.pop()
+            if k in out or k in done:
+                continue
+            out.add(k)
+            todo.extend(r[1] for r in self.ops[k].refs if r[0] == "n")
+        return sorted(out)
 
 
 class _Builder:

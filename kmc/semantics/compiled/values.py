@@ -114,15 +114,7 @@ class Values:
 
     def needs(self, ref: Ref) -> list[int]:
         """The operations not emitted yet that `ref`'s value needs, in order."""
-        out: set[int] = set()
-        todo = [ref[1]] if ref[0] == "n" else []
-        while todo:
-            k = todo.pop()
-            if k in out or k in self.done:
-                continue
-            out.add(k)
-            todo.extend(r[1] for r in self.p.ops[k].refs if r[0] == "n")
-        return sorted(out)
+        return self.p.needed(ref, self.done)
 
     def conjuncts(self, ref: Ref) -> list[Ref]:
         """A truth value as the conjuncts whose conjunction it is (nested ones flattened)."""
