@@ -182,8 +182,8 @@ def successor_kernel(module: ir.Module, name: str, tpl: Template, elem: ir.IntTy
         with Loop(b, count, "wr") as lw:
             b.store(narrow(b, b.load(at(xs, lw.value)), elem), at(out_row, b.load(at(ps, lw.value))))
         b.branch(key)
-        b.position_at_end(key)  # the parent's key, then per write: its range, whether it changes
-        # the state, and (new - old) x multiplier added to its key word
+        b.position_at_end(key)  # the parent's key, then per write: whether it changes the state,
+        # and (new - old) x multiplier added to its key word (a stutter needs room here too)
         parent = at(a["K"], b.mul(i, a["words"]))
         with Loop(b, a["words"], "w") as lw:
             b.store(b.load(at(parent, lw.value)), at(a["out_keys"], b.add(b.mul(lw.value, a["cap"]), cv)))
