@@ -47,6 +47,7 @@ class CompiledStep(LevelStep):
         self.keys = KeyKernels(packing.words)
         self.fmt.lower_bounds = self.keys.lower_bounds  # the visited keys searched natively
         self.fmt.lower_bounds_from = self.keys.lower_bounds_from
+        self.fmt.insert = self.keys.insert  # new keys into the visited set's arrays
         if packing.words > 1:
             self.fmt.sort_keys = self.keys.sort_keys
         self.search = self.keys.search

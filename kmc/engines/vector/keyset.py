@@ -28,6 +28,8 @@ _GOLDEN = U64(0x9E3779B97F4A7C15)
 _M1, _M2 = U64(0xBF58476D1CE4E5B9), U64(0x94D049BB133111EB)
 New = Union[np.ndarray, Callable[[], np.ndarray]]  # an array merged in, or a function that makes it
 Decode = Callable[[list[np.ndarray]], list[np.ndarray]]  # coded other words to the words themselves
+# inserts new values, each before a given position, into the sorted first n values of arrays with room
+Insert = Callable[[list[np.ndarray], int, Sequence[New], np.ndarray], None]
 
 
 class CodedWords(Protocol):
@@ -80,10 +82,13 @@ class KeyFormat:
         # the sort keys of keys given as words (W x N): numpy, or a native kernel that does the
         # same in one pass (kmc/semantics/compiled/keys.py:KeyKernels.sort_keys)
         self.sort_keys: Callable[[np.ndarray], np.ndarray] = self._sort_keys
+        # how new keys go into the visited set's arrays: numpy, or a native memmove per run of
+        # stored keys (kmc/semantics/compiled/keys.py:KeyKernels.insert)
+        self.insert: Insert = insert
 
     def __getstate__(self) -> dict:  # native functions do not pickle
         return {**self.__dict__, "lower_bounds": lower_bounds, "lower_bounds_from": lower_bounds_from,
-                "sort_keys": None}
+                "sort_keys": None, "insert": insert}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -334,10 +339,10 @@ class Visited:
             pos = self.fmt.lower_bounds(self.sort_key, sort_key)
         arrays, news = [self._sort_key, *self._extras], [sort_key, *extras]
         if pool is None or ways < 2:
-            _insert(arrays, self.n, news, pos)
+            self.fmt.insert(arrays, self.n, news, pos)
         else:
-            n, at = self.n, pos
-            list(pool.map(lambda k: _insert(arrays[k::ways], n, news[k::ways], at), range(ways)))
+            n, at, put = self.n, pos, self.fmt.insert
+            list(pool.map(lambda k: put(arrays[k::ways], n, news[k::ways], at), range(ways)))
         self.n = need
 
 
@@ -405,7 +410,7 @@ def grown(a: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
+def insert(arrays: list[np.ndarray], n: int, news: Sequence[New], pos: np.ndarray) -> None:
     """Insert each of `news` into the sorted first n elements of its array in `arrays` (which
     have room for them), new[i] before a[pos[i]] (pos ascending): each stored element moves up
     by the number of new ones inserted at or below it, a block at a time from the top, so

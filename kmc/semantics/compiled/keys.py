@@ -18,7 +18,7 @@ sparse index gives it).
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from llvmlite import ir
@@ -31,6 +31,7 @@ MIX = (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB)  # kmc/engine
 _SCALARS = ("n", "stride", "mask", "shift")
 I32 = ir.IntType(32)
 _AHEAD = 32  # keys between a bit's fetch and its use
+_SHORT_MOVE = 16  # bytes moved by a loop, not a call to memmove
 # keys searched at a time: their positions stay in cache. Searching 50,000 keys of 20 million
 # sorted ones took 3.4 ms in blocks of 2,048, 4.5 ms at once, 14.7 ms by numpy's searchsorted
 _LOWER_BOUNDS_BLOCK = 2048
@@ -303,6 +304,45 @@ def filter_kernels(module: ir.Module) -> None:
         b.ret_void()
 
 
+def insert_kernel(module: ir.Module) -> None:
+    """`insert(A, size, n, pos, m, new)`: the m values at `new` inserted into the n sorted
+    values at A (room for n + m; each `size` bytes), new[k] before A[pos[k]] (pos ascending):
+    from the top, the run of stored values between two insertion points moves up by the
+    number of new values at or below it (one memmove), then new[k] goes in below it."""
+    memmove = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I8.as_pointer(), I64, ir.IntType(1)]),
+                          name="llvm.memmove.p0i8.p0i8.i64")
+    fn, a = kernel_function(module, "insert", ("A", "size", "n", "pos", "m", "new"),
+                            lambda x: I8.as_pointer() if x in ("A", "new") else P64 if x == "pos" else I64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    size = a["size"]
+
+    def byte(p: ir.Value, i: ir.Value) -> ir.Value:
+        return b.gep(p, [b.mul(i, size)], inbounds=True)
+
+    def move(dst: ir.Value, src: ir.Value, length: ir.Value, name: str) -> None:
+        """memmove(dst, src, length); a few bytes moved here, from the top (a call costs more)."""
+        short, call, moved = (fn.append_basic_block(f"{name}.{x}") for x in ("short", "call", "moved"))
+        b.cbranch(b.icmp_signed("<=", length, c64(_SHORT_MOVE)), short, call)
+        b.position_at_end(short)
+        with Loop(b, length, f"{name}.byte") as lj:
+            j = b.sub(b.sub(length, c64(1)), lj.value)
+            b.store(b.load(b.gep(src, [j], inbounds=True)), b.gep(dst, [j], inbounds=True))
+        b.branch(moved)
+        b.position_at_end(call)
+        b.call(memmove, [dst, src, length, ir.Constant(ir.IntType(1), 0)])
+        b.branch(moved)
+        b.position_at_end(moved)
+
+    with Loop(b, a["m"], "k") as lk:
+        k = b.sub(b.sub(a["m"], c64(1)), lk.value)  # from the top
+        start = b.load(b.gep(a["pos"], [k], inbounds=True))
+        top = b.icmp_signed("==", k, b.sub(a["m"], c64(1)))
+        end = b.select(top, a["n"], b.load(b.gep(a["pos"], [b.select(top, k, b.add(k, c64(1)))], inbounds=True)))
+        move(byte(a["A"], b.add(start, b.add(k, c64(1)))), byte(a["A"], start), b.mul(b.sub(end, start), size), "run")
+        move(byte(a["A"], b.add(start, k)), byte(a["new"], k), size, "new")
+    b.ret_void()
+
+
 class KeyKernels:
     """The key kernels for keys of `words` words, compiled once (cached on disk): sort keys and
     first occurrences for keys of more than one word."""
@@ -320,6 +360,7 @@ class KeyKernels:
             lower_bound_kernel(module, ranged=False)
             lower_bound_kernel(module, ranged=True)
             filter_kernels(module)
+            insert_kernel(module)
             return str(module)
 
         function = cache.cached(cache.generated_fingerprint("keys", words), ir_text)
@@ -337,6 +378,8 @@ class KeyKernels:
         self._unpack_words = function("unpack_words", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
                                                        ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                                        ctypes.c_int64, ctypes.c_void_p])
+        self._insert = function("insert", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p,
+                                           ctypes.c_int64, ctypes.c_void_p])
         self._mark = function("mark", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64])
         self._marked = function("marked", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
 
@@ -420,6 +463,18 @@ class KeyKernels:
         """kmc/engines/vector/bounds.py:lower_bounds_from: start[i] + how many of the `span`
         values of `ascending` from start[i] are below keys[i]."""
         return _in_blocks(self._lower_bounds_from, ascending, span, keys, np.array(start, dtype=np.int64))
+
+    def insert(self, arrays: list[np.ndarray], n: int, news: Sequence[Any], pos: np.ndarray) -> None:
+        """kmc/engines/vector/keyset.py:insert, natively: each of `news` (an array, or a
+        function making it) into the sorted first n values of its array in `arrays` (room for
+        them), new[i] before a[pos[i]] (pos ascending): a memmove per run of stored values."""
+        pos = np.ascontiguousarray(pos, dtype=np.int64)
+        for a, made in zip(arrays, news):
+            new = np.ascontiguousarray(made() if callable(made) else made, dtype=a.dtype)
+            if len(pos) != len(new) or len(a) < n + len(new) or not a.flags.c_contiguous or not a.flags.writeable:
+                raise ValueError("insert: writable contiguous arrays with room for the new values, one place each")
+            if len(new):
+                self._insert(a.ctypes.data, a.dtype.itemsize, n, pos.ctypes.data, len(new), new.ctypes.data)
 
     def mark(self, table: np.ndarray, bits: int, sort_key: np.ndarray) -> None:
         """Set the bit of each sort key in `table` (2**bits bits, uint8)."""
