@@ -30,6 +30,16 @@ from kmc.traces.replay import replay
 _SESSION_START = time.monotonic()
 
 
+
+def terminal_signals() -> None:
+    """For `subprocess.Popen(preexec_fn=...)`: in the child, before it runs, SIGINT and SIGTERM
+    handled by default and not blocked, as a terminal's process gets them, whatever this test
+    process (an xdist worker, after other tests) has done with them: a child inherits ignored
+    and blocked signals, and a kmc that ignores SIGINT never stops at Ctrl-C."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     budget = os.environ.get("KMC_SLOW_BUDGET")
     if budget and item.get_closest_marker("slow") is not None \

@@ -31,6 +31,7 @@ from kmc.cli.trace import load_trace
 from kmc.explore.server import Explorer
 from kmc.semantics.scalar import ScalarModel
 from kmc.traces import itf
+from tests.conftest import terminal_signals
 
 ROOT = Path(__file__).resolve().parents[1]
 TPC = str(ROOT / "examples" / "two_phase_commit" / "model.py")
@@ -287,16 +288,10 @@ def test_bad_input_is_one_line(run_kmc, lrs_file: Path, tmp_path: Path) -> None:
 
 
 def _explore(more: list[str]) -> subprocess.Popen[str]:
-    """`kmc explore` on 2PC, on a free port, with Ctrl-C as a terminal gives it: SIGINT handled
-    by default and not blocked, whatever this test process (an xdist worker, after other tests)
-    has done with it."""
-    def default_sigint() -> None:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-
+    """`kmc explore` on 2PC, on a free port, with Ctrl-C as a terminal gives it."""
     return subprocess.Popen([sys.executable, "-m", "kmc.cli.main", "explore", TPC, "--port", "0", *more],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=default_sigint)
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=terminal_signals)
 
 
 def _interrupted(proc: subprocess.Popen[str]) -> tuple[str, str]:

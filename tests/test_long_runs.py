@@ -18,6 +18,7 @@ from kmc import api as engines
 from kmc.api import check as kmc_check
 from kmc.api import Limits, SearchOptions
 from kmc.cli.progress import ProgressPrinter, remaining_states
+from tests.conftest import terminal_signals
 
 BIG = ["fetch", "--mode", "epoch", "--replicas", "3"]  # millions of states: no engine finishes it in seconds
 
@@ -88,7 +89,8 @@ def test_ctrl_c_prints_statistics_exits_130_and_writes_nothing(tmp_path: Path) -
     argv = [sys.executable, "-m", "kmc.cli.main", "check", *BIG, "--engine", "scalar", "--continue",
             "--itf-dir", str(itf_dir)]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"})
+                            env={"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"},
+                            preexec_fn=terminal_signals)
     time.sleep(2.5)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -108,7 +110,8 @@ def test_sigterm_stops_a_spilling_run_as_ctrl_c_does_and_its_spill_goes(tmp_path
     argv = [sys.executable, "-m", "kmc.cli.main", "check", *BIG, "--engine", "vector", "--workers", "1",
             "--memory-limit", "1", "--continue"]
     env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin", "TMPDIR": str(spills)}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+                            preexec_fn=terminal_signals)
     deadline = time.monotonic() + 60
     while not any(spills.glob("kmc-spill-*/*.npy")) and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.1)
@@ -132,7 +135,8 @@ def test_an_interrupted_checkpointed_run_says_where_it_resumes_from(tmp_path: Pa
     argv = [sys.executable, "-m", "kmc.cli.main", "check", *BIG, "--engine", "vector", "--workers", "1",
             "--checkpoint-dir", str(kept)]
     env = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+                            preexec_fn=terminal_signals)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and proc.poll() is None and _kept_depth(kept) < 3:
         time.sleep(0.1)  # past the first levels: their progress has been reported
