@@ -180,17 +180,22 @@ def test_coded_words_are_exact_and_widen(mix) -> None:
     """Wide keys stored with their other words coded (WordCodes): finds and merges agree with a
     plain set through a dictionary outgrowing uint8 (and so widening what is stored), the
     codes decode to the words, and a find given the words themselves (the stored codes
-    decoded to compare) finds the same keys."""
+    decoded to compare) finds the same keys. Each dictionary's table stays its values sorted,
+    and a code once given keeps its word."""
     rng = np.random.default_rng(3)
     fmt = KeyFormat([64, 64, 20])
     codes = WordCodes(fmt)
     visited, held = Visited(fmt, codes.dtypes), set()
+    given: list[tuple[list[np.ndarray], list[np.ndarray]]] = []  # (codes, their words) of every round
     for size in [5, 50, 400, 3000, 200]:  # word 1 takes up to 1,000 values: past 256
         words = np.stack([rng.integers(0, 8, size), rng.integers(0, 1000, size), rng.integers(0, 3, size)]).astype(np.uint64)
         s, e, _ = first_occurrences(*fmt.split(words), np.arange(size))
         runs = keyset.Runs(fmt, codes)
         coded = codes.code(e, [visited, *runs.runs])
-        assert all(np.array_equal(a, b) for a, b in zip(codes.decode(coded), e))
+        given.append((coded, e))
+        for (ascending, index), values in zip(codes.tables, codes.values):
+            assert np.array_equal(values[index], ascending) and np.all(np.diff(ascending.astype(np.float64)) > 0)
+        assert all(np.array_equal(a, b) for c, w in given for a, b in zip(codes.decode(c), w))
         into = np.empty((len(e), size), dtype=np.uint64)[:, :len(s)]
         codes.decode_into(coded, into)
         assert np.array_equal(into, np.stack(e).astype(np.uint64))

@@ -54,9 +54,14 @@ class WordCodes:
             hit = pos < len(ascending)
             hit[hit] = ascending[pos[hit]] == x[hit]
             if not hit.all():
-                values = self.values[w] = np.concatenate([self.values[w], np.unique(x[~hit])])
-                index = np.argsort(values, kind="stable")
-                ascending = values[index]
+                # the new values (none of them known) go into the sorted table where they belong,
+                # one pass over it: the dictionary is not sorted again (O(n log n) for each new word)
+                new = np.unique(x[~hit])
+                known = len(self.values[w])
+                values = self.values[w] = np.concatenate([self.values[w], new])
+                at = np.searchsorted(ascending, new)
+                ascending = np.insert(ascending, at, new)
+                index = np.insert(index, at, np.arange(known, len(values), dtype=index.dtype))
                 self.tables[w] = (ascending, index)
                 pos = np.searchsorted(ascending, x)
                 dtype = _code_dtype(len(values))
