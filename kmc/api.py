@@ -25,6 +25,7 @@ DEFAULT_ENGINE = DEFAULT
 from kmc.errors import BadInput, ContractError
 from kmc.model.core import Invariant, Model
 from kmc.model.temporal import Property
+from kmc.contract import kept
 from kmc.contract.traced import contract_problems
 from kmc.traces import lasso
 from kmc.traces.replay import replay
@@ -50,6 +51,7 @@ def check(
     properties: Sequence[Property] = (),
     workers: int | None = None,
     checkpoint: Checkpoint | None = None,
+    spec: str | None = None,
 ) -> CheckResult:
     """Explore `model` with `engine` and give a verdict per invariant and per liveness
     property (engines with the `liveness` capability check properties on the graph they
@@ -57,7 +59,9 @@ def check(
     `options` are the engine's own (what its `configure` makes of its flags). `workers`: the
     threads of engines with the `workers` capability (default: every core); the results do not
     depend on it. `checkpoint`: each completed level kept in a directory, and a stopped run
-    resumed from it (engines with the `checkpoints` capability).
+    resumed from it (engines with the `checkpoints` capability). `spec`: what kmc/registry.py
+    built the model and invariants from, if it did (the commands give it): a contract check
+    that passes is then remembered on disk (kmc/contract/kept.py).
 
     Raises BadInput for an unknown engine or a job the engine cannot run, ContractError when
     the model or an invariant breaks the contract of kmc/model/core.py, and ReplayError when
@@ -80,7 +84,7 @@ def check(
         keeping = able("checkpoints")
         raise BadInput(f"--checkpoint-dir: the {engine} engine keeps no checkpoints; the "
                        f"{', '.join(keeping[:-1])} and {keeping[-1]} engines do")
-    check_contract(model, [*invariants, *(i for p in properties for i in as_invariants(p))])
+    check_contract(model, [*invariants, *(i for p in properties for i in as_invariants(p))], spec=spec)
     job = CheckJob(model=model, invariants=invariants, properties=properties, limits=limits, search=search,
                    progress=progress, options=options, workers=threads, checkpoint=checkpoint)
     result = chosen.check(job)
@@ -117,14 +121,15 @@ def simulate(
     workers: int | None = None,
     progress: ProgressHook | None = None,
     options: Any = None,
+    spec: str | None = None,
 ) -> CheckResult:
     """Random walks of `model` (kmc/engines/simulation/swarm.py), in `workers` processes (None:
     one per core; the vector engine): a verdict per invariant, never "holds"; every trace found
-    is replayed before it is returned."""
+    is replayed before it is returned. `spec`: as for `check`."""
     chosen = engine_named(engine, "simulate")
     if options is not None and not chosen.options:
         raise BadInput(f"the {engine} engine takes no options of its own (options were given)")
-    check_contract(model, invariants)
+    check_contract(model, invariants, spec=spec)
     result = chosen.simulate(SimulateJob(model=model, invariants=invariants, walks=walks, workers=workers,
                                          progress=progress, options=options))
     for inv in invariants:
@@ -167,9 +172,10 @@ def as_invariants(prop: Property) -> list[Invariant]:
             Invariant(f"property {prop.name} (Q)", lambda s, X: prop.parts(s, X)[1], prop.doc)]
 
 
-def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
+def check_contract(model: Model, invariants: Sequence[Invariant], *, spec: str | None = None) -> None:
     """Raise ContractError naming every action or invariant that breaks the contract; the
-    outcome is remembered per model class, settings and invariant names.
+    outcome is remembered per model class, settings and invariant names, and, given the `spec`
+    kmc/registry.py built the model and invariants from, on disk (kmc/contract/kept.py).
 
     Every model is traced (kmc/contract/traced.py). A model from outside kmc (a user's
     file, an installed package, a test) is also checked differentially on DIFFERENTIAL_STATES
@@ -178,6 +184,10 @@ def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
     own models get that check, over every option combination, in its test suite."""
     key = (type(model), tuple(sorted(model.settings.items())), tuple(i.name for i in invariants))
     if key in _KEPT:
+        return
+    on_disk = None if spec is None else kept.fingerprint(spec, model, invariants)
+    if on_disk is not None and kept.passed(on_disk):
+        _KEPT.add(key)
         return
     problems = contract_problems(model, invariants)
     if problems:
@@ -189,3 +199,5 @@ def check_contract(model: Model, invariants: Sequence[Invariant]) -> None:
         if found:
             raise ContractError(f"model {model.name} breaks the contract of kmc/model/core.py: {found}")
     _KEPT.add(key)
+    if on_disk is not None:
+        kept.remember(on_disk)

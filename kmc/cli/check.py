@@ -143,7 +143,7 @@ def run_check(
     limits = Limits(max_states=max_states, max_depth=max_depth, time_limit=time_limit, memory_limit=memory_limit)
     search = SearchOptions(keep_going=keep_going, symmetry=symmetry, coverage=coverage)
     result = run_with_progress(engine, model, checked, limits, search, quiet=quiet, options=options, properties=props,
-                               workers=workers, checkpoint=checkpoint)
+                               workers=workers, checkpoint=checkpoint, spec=name)
     docs = {i.name: i for i in checked}
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))

@@ -119,7 +119,7 @@ def run_compare(
     search = SearchOptions(keep_going=True, symmetry=symmetry)
     for model, invariants in built:
         results.append(run_with_progress(engine, model, invariants, limits, search, quiet=quiet, options=options,
-                                         workers=workers))
+                                         workers=workers, spec=name))
     if as_json:
         columns = [{**r.to_json(), "column": label} for r, label in zip(results, labels)]
         click.echo(json.dumps({"model": name, "modes": columns}, indent=1))

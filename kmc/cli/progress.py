@@ -195,14 +195,15 @@ def figures(p: Progress) -> str:
 def run_with_progress(
     engine: str, model: Model, invariants: Sequence[Invariant], limits: Limits, search: SearchOptions, *,
     quiet: bool, options: Any = None, properties: Sequence[Property] = (), workers: int | None = None,
-    checkpoint: Checkpoint | None = None,
+    checkpoint: Checkpoint | None = None, spec: str | None = None,
 ) -> CheckResult:
     """`kmc.check` with progress on stderr, and the statistics of the levels done on Ctrl-C."""
     printer = ProgressPrinter(f"{model.name} {model.mode}", quiet=quiet,
                               capabilities=api.ENGINES[engine].capabilities if engine in api.ENGINES else Capabilities())
     try:
         return api.check(model, invariants, engine=engine, limits=limits, search=search, progress=printer,
-                         options=options, properties=properties, workers=workers, checkpoint=checkpoint)
+                         options=options, properties=properties, workers=workers, checkpoint=checkpoint,
+                         spec=spec)
     except KeyboardInterrupt:
         printer.done()
         kept = None if checkpoint is None else checkpoint.directory

@@ -94,7 +94,7 @@ def run_simulate(name: str, *, walkers: int, depth: int, seed: int, walks: int |
     plan = Walks(walkers, depth, seed, walks, time_limit, parse_weights(weights), keep_going, coverage)
     label = model.name if workers == 1 else f"{model.name} (worker 1)"
     result = api.simulate(model, checked, plan, engine=engine, workers=workers, options=options,
-                          progress=None if quiet else WalkProgress(label))
+                          progress=None if quiet else WalkProgress(label), spec=name)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=1))
     else:
