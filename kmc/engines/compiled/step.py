@@ -22,6 +22,7 @@ from kmc.model.core import Invariant, Model
 from kmc.semantics.compiled import cache, emit
 from kmc.semantics.compiled.values import element
 from kmc.semantics.compiled.kernels import Kernels
+from kmc.semantics.compiled.hashset import HashKernels
 from kmc.semantics.compiled.keys import KeyKernels
 
 
@@ -53,6 +54,8 @@ class CompiledStep(LevelStep):
         self.search = self.keys.search
         self.unpack_words = self.keys.unpack_words
         self.marks = self.keys
+        if packing.words == 1:
+            self.probes = HashKernels()
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, of the step's dtype) packed in words (words x states)."""

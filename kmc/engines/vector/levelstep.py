@@ -28,6 +28,7 @@ from kmc.engines.vector.wordcodes import Search
 from kmc.engines.vector.packing import Layout, Packing
 from kmc.engines.vector.prefilter import Marks
 from kmc.engines.vector.levels import UnpackWords, unpack_words
+from kmc.engines.vector.levelset import Probes
 from kmc.engines.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
 
@@ -104,6 +105,7 @@ class LevelStep:
         self.fmt = KeyFormat(self.packing.word_bits)
         self.search: Search | None = None  # a native dictionary search (kmc/engines/vector/wordcodes.py:WordCodes.lookup)
         self.marks: Marks | None = None  # the key filter's bits set natively (kmc/engines/vector/prefilter.py)
+        self.probes: Probes | None = None  # a level's one-word keys found natively (kmc/engines/vector/levelset.py)
         self.unpack_words: UnpackWords = unpack_words  # a coded level's words (kmc/engines/vector/levels.py)
         self.symmetry = for_model(model, invariants) if symmetry else None
         self.layouts: list[Layout] = (self.symmetry.layouts(self.packing) if self.symmetry

@@ -42,7 +42,7 @@ def _signed(v: int) -> ir.Constant:
     return c64(v - (1 << 64) if v >= 1 << 63 else v)  # the same bits
 
 
-def _mix(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+def mixed(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     """kmc/engines/vector/keyset.py:mix (splitmix64) of one 64-bit value."""
     golden, m1, m2 = (_signed(v) for v in MIX)
     x = b.add(x, golden)
@@ -65,10 +65,10 @@ def sort_key_kernel(module: ir.Module, words: int) -> None:
         return b.gep(a["out"], [j], inbounds=True)
 
     with Loop(b, a["n"], "first") as lj:
-        b.store(_mix(b, word(1, lj.value)), out(lj.value))
+        b.store(mixed(b, word(1, lj.value)), out(lj.value))
     for w in range(2, words):
         with Loop(b, a["n"], f"w{w}") as lj:
-            b.store(_mix(b, b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
+            b.store(mixed(b, b.xor(b.load(out(lj.value)), word(w, lj.value))), out(lj.value))
     with Loop(b, a["n"], "last") as lj:
         b.store(b.xor(word(0, lj.value), b.load(out(lj.value))), out(lj.value))
     b.ret_void()
@@ -291,10 +291,10 @@ def filter_kernels(module: ir.Module) -> None:
             # cache, and each key's byte a miss (memory's latency, not its bandwidth, bounds this)
             ahead = b.add(li.value, c64(_AHEAD))
             ahead = b.select(b.icmp_signed(">", ahead, last), last, ahead)
-            later = b.lshr(_mix(b, b.load(b.gep(a["sk"], [ahead], inbounds=True))), a["shift"])
+            later = b.lshr(mixed(b, b.load(b.gep(a["sk"], [ahead], inbounds=True))), a["shift"])
             b.call(prefetch, [b.gep(a["table"], [b.lshr(later, c64(3))], inbounds=True),
                               ir.Constant(I32, int(name == "mark")), ir.Constant(I32, 3), ir.Constant(I32, 1)])
-            slot = b.lshr(_mix(b, b.load(b.gep(a["sk"], [li.value], inbounds=True))), a["shift"])
+            slot = b.lshr(mixed(b, b.load(b.gep(a["sk"], [li.value], inbounds=True))), a["shift"])
             byte = b.gep(a["table"], [b.lshr(slot, c64(3))], inbounds=True)
             bit = b.trunc(b.and_(slot, c64(7)), I8)
             if name == "mark":

@@ -1,0 +1,116 @@
+"""A native hash set of 64-bit keys: the keys a level has found so far, when a key is one word
+(kmc/engines/vector/levelset.py).
+
+The table is open-addressed with linear probing: uint64 slots, each a key or EMPTY (all ones;
+the key EMPTY itself is held by a flag beside the table), a key's first slot the top bits of
+its mix (kmc/engines/vector/keyset.py:mix, as the key filter's bit). `add(keys, n, table,
+shift, flag)` puts each key in, once; `holds(keys, n, table, shift, flag, out)` writes 1
+where a key is in the table. Each fetches the first slot of the key 32 keys on while it probes
+this one's: a table larger than the cache misses at nearly every key.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from llvmlite import ir
+
+from kmc.semantics.compiled import cache
+from kmc.semantics.compiled.emit import Loop, kernel_function
+from kmc.semantics.compiled.keys import I32, mixed
+from kmc.semantics.compiled.values import I8, I64, P64, c64
+
+EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+_AHEAD = 32  # keys between a slot's fetch and its probe
+
+
+def hash_kernels(module: ir.Module) -> None:
+    prefetch = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]),
+                           name="llvm.prefetch.p0i8")
+    empty = c64(-1)
+    for name, args in (("add", ("keys", "n", "table", "shift", "flag")),
+                       ("holds", ("keys", "n", "table", "shift", "flag", "out"))):
+        fn, a = kernel_function(module, name, args,
+                                lambda x: I64 if x in ("n", "shift") else I8.as_pointer() if x == "out" else P64)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        slot = b.alloca(I64, name="slot")
+        mask = b.sub(b.shl(c64(1), b.sub(c64(64), a["shift"])), c64(1))
+        last = b.sub(a["n"], c64(1))
+        with Loop(b, a["n"], "i") as li:
+            ahead = b.add(li.value, c64(_AHEAD))
+            ahead = b.select(b.icmp_signed(">", ahead, last), last, ahead)
+            later = b.lshr(mixed(b, b.load(b.gep(a["keys"], [ahead], inbounds=True))), a["shift"])
+            b.call(prefetch, [b.bitcast(b.gep(a["table"], [later], inbounds=True), I8.as_pointer()),
+                              ir.Constant(I32, int(name == "add")), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+            key = b.load(b.gep(a["keys"], [li.value], inbounds=True))
+            out = b.gep(a["out"], [li.value], inbounds=True) if name == "holds" else None
+            flagged, probe = fn.append_basic_block("flagged"), fn.append_basic_block("probe")
+            b.cbranch(b.icmp_unsigned("==", key, empty), flagged, probe)
+            b.position_at_end(flagged)  # the key EMPTY: the flag
+            if out is None:
+                b.store(c64(1), a["flag"])
+            else:
+                b.store(b.trunc(b.load(a["flag"]), I8), out)
+            b.branch(li.next_)
+            b.position_at_end(probe)
+            b.store(b.lshr(mixed(b, key), a["shift"]), slot)
+            head, found, vacant, on = (fn.append_basic_block(x) for x in ("head", "found", "vacant", "on"))
+            b.branch(head)
+            b.position_at_end(head)
+            at = b.load(slot)
+            held = b.load(b.gep(a["table"], [at], inbounds=True))
+            other = fn.append_basic_block("other")
+            b.cbranch(b.icmp_unsigned("==", held, key), found, other)
+            b.position_at_end(other)
+            b.cbranch(b.icmp_unsigned("==", held, empty), vacant, on)
+            b.position_at_end(on)
+            b.store(b.and_(b.add(at, c64(1)), mask), slot)
+            b.branch(head)
+            b.position_at_end(found)
+            if out is not None:
+                b.store(ir.Constant(I8, 1), out)
+            b.branch(li.next_)
+            b.position_at_end(vacant)
+            if out is None:
+                b.store(key, b.gep(a["table"], [at], inbounds=True))
+            else:
+                b.store(ir.Constant(I8, 0), out)
+            b.branch(li.next_)
+        b.ret_void()
+
+
+class HashKernels:
+    """`add` and `holds` over a table of 2**bits slots (uint64, EMPTY where free) and its flag
+    (int64[1]: whether the key EMPTY is held)."""
+
+    def __init__(self) -> None:
+        def ir_text() -> str:
+            module = cache.new_module("kmc hash set")
+            hash_kernels(module)
+            return str(module)
+
+        function = cache.cached(cache.generated_fingerprint("hash set"), ir_text)
+        self._add = function("add", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
+        self._holds = function("holds", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+                                         ctypes.c_void_p, ctypes.c_void_p])
+
+    def add(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> None:
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        if len(keys):
+            self._add(keys.ctypes.data, len(keys), table.ctypes.data, _shift(table), flag.ctypes.data)
+
+    def holds(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        out = np.empty(len(keys), dtype=np.uint8)
+        if len(keys):
+            self._holds(keys.ctypes.data, len(keys), table.ctypes.data, _shift(table), flag.ctypes.data,
+                        out.ctypes.data)
+        return out.view(np.bool_)
+
+
+def _shift(table: np.ndarray) -> int:
+    """64 - bits, for a table of 2**bits slots."""
+    bits = len(table).bit_length() - 1
+    assert len(table) == 1 << bits and table.dtype == np.uint64 and table.flags.c_contiguous
+    return 64 - bits
