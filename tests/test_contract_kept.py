@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import pytest
 
@@ -15,6 +16,7 @@ import kmc.api as api
 from kmc import registry
 from kmc.cli.main import main
 from kmc.contract import kept
+from kmc.model.core import Invariant, Model
 from test_authoring_errors import BASE, planted
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +28,7 @@ def checks_run(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     ran: list[str] = []
     traced = api.contract_problems
 
-    def counted(model, invariants):  # type: ignore[no-untyped-def]
+    def counted(model: Model, invariants: Sequence[Invariant]) -> list[str]:
         ran.append(model.name)
         return traced(model, invariants)
     monkeypatch.setattr(api, "contract_problems", counted)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kmc.engines.vector.keyset import KeyFormat
-from kmc.engines.vector.levelset import EMPTY, HashedRuns
+from kmc.engines.vector.levelset import EMPTY, LevelSet
 
 hashset = pytest.importorskip("kmc.semantics.compiled.hashset")  # llvmlite: the compiled extra
 KERNELS = hashset.HashKernels()
@@ -25,7 +25,7 @@ EDGES = [0, 1, int(EMPTY) - 1, int(EMPTY)]
 @given(st.lists(st.lists(st.one_of(st.sampled_from(EDGES), st.integers(0, 2**64 - 1), st.integers(0, 50)),
                          max_size=600), max_size=12))
 def test_each_chunk_finds_exactly_what_earlier_chunks_added(chunks: list[list[int]]) -> None:
-    level = HashedRuns(KeyFormat([64]), KERNELS)
+    level = LevelSet(KeyFormat([64]), KERNELS)
     held: set[int] = set()
     for chunk in chunks:
         keys = np.unique(np.array(chunk, dtype=np.uint64))
@@ -39,7 +39,7 @@ def test_each_chunk_finds_exactly_what_earlier_chunks_added(chunks: list[list[in
 
 def test_the_table_grows_past_its_first_size() -> None:
     rng = np.random.default_rng(7)
-    level = HashedRuns(KeyFormat([64]), KERNELS)
+    level = LevelSet(KeyFormat([64]), KERNELS)
     first = len(level.table)
     keys = np.unique(rng.integers(0, 2**63, 5 * first, dtype=np.uint64))
     for part in np.array_split(keys, 9):

@@ -9,9 +9,9 @@ its invariants from code alone (kmc/registry.py:build), so the code and what the
 for decide the outcome. A check that passed leaves an empty file named by a fingerprint of:
 the model's spec, class and settings, the names of the invariants checked, Python's and NumPy's
 versions, and the source of every module of kmc and of every other module loaded from outside
-the Python installation (the model's file and what it imports) or from the model's own package. A later run
-with the same fingerprint skips the check. An edit to any of that code gives another
-fingerprint. A check that fails leaves nothing.
+the Python installation (the model's file and what it imports) or from the model's own
+package. A later run with the same fingerprint skips the check. An edit to any of that code
+gives another fingerprint. A check that fails leaves nothing.
 
 The files go to `$XDG_CACHE_HOME/kmc/contract` (`~/.cache/kmc/contract` by default). If the
 cache cannot be written, it is passed over and the check runs every time.

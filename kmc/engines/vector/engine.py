@@ -46,7 +46,7 @@ from kmc.model.temporal import Property
 from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited
 from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys, in_sort_order
-from kmc.engines.vector.levelset import HashedRuns
+from kmc.engines.vector.levelset import LevelSet
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
@@ -101,7 +101,7 @@ class NextLevel:
         codes = search.codes if self.placed else None  # (coded levels have codes)
         probes = search.step.probes
         self.keys: Runs = LevelKeys(search.fmt, codes) if codes is not None else \
-            HashedRuns(search.fmt, probes) if probes is not None and search.fmt.words == 1 else Runs(search.fmt, search.codes)
+            LevelSet(search.fmt, probes) if probes is not None and search.fmt.words == 1 else Runs(search.fmt, search.codes)
         self.size = 0
         self.generated_before = search.generated  # when the level before began to be expanded
         self.steps: list[np.ndarray] = []  # per chunk of the level before: each state's steps

@@ -1,12 +1,14 @@
-"""A level's keys while its chunks add to them, when a key is one word: the sorted runs the
-level's end merges into the visited set, and a hash table of the same keys beside them.
+"""A level's keys while its chunks add to them, when a key is one word (the compiled engine):
+each chunk's new keys as they came, and a hash table of all of them.
 
 Each chunk's new keys are looked up among those of the chunks before it (kmc/engines/vector/engine.py:
-Search._accept), on the main thread, which every worker waits for. `Runs.find` searches each run in
-turn: a binary search a key and run, a cache miss at nearly every step of a large level (1.6 s of
-the 7 s that two-phase commit with 9 resource managers explores). A key here costs one probe of the
-table, natively (kmc/semantics/compiled/hashset.py). The table keeps at least two slots a key:
-16 to 32 bytes a key of the level being built.
+Search._accept), on the main thread, which every worker waits for. `Runs` searches each of its
+sorted runs in turn, a binary search a key and run with a cache miss at nearly every step of a
+large level, and merges runs as they grow: on two-phase commit with 9 resource managers, 1.0 of
+the main thread's 2.2 CPU seconds in accepting chunks. Here a key costs one probe of the table,
+natively (kmc/semantics/compiled/hashset.py), and the level's end sorts its keys once (numpy's
+stable sort merges the chunks' sorted parts). The table keeps at least two slots a key: 16 to
+32 bytes a key of the level being built.
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ class Probes(Protocol):
     def holds(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
 
 
-class HashedRuns(Runs):
+class LevelSet(Runs):
     """A level's one-word keys: each chunk's new keys (sorted) as they came, and a hash table of
-    all of them, which `find` probes. The level's end sorts them once (numpy's stable sort
-    merges the sorted parts), where `Runs` merged its runs as they grew."""
+    all of them, which `find` probes; `merged` sorts them once. What the search asks of `Runs`
+    (`find`, `add`, `merged`, `len`), without its runs."""
 
     def __init__(self, fmt: KeyFormat, probes: Probes):
         assert fmt.words == 1
