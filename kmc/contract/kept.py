@@ -13,6 +13,10 @@ the Python installation (the model's file and what it imports) or from the model
 package. A later run with the same fingerprint skips the check. An edit to any of that code
 gives another fingerprint. A check that fails leaves nothing.
 
+What the fingerprint does not see is a model whose code reads something else as it is built (a
+data file, an environment variable): such a model is checked again only when its code, its
+settings or kmc change. Deleting the folder checks every model again.
+
 The files go to `$XDG_CACHE_HOME/kmc/contract` (`~/.cache/kmc/contract` by default). If the
 cache cannot be written, it is passed over and the check runs every time.
 """
