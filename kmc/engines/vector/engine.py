@@ -99,9 +99,13 @@ class NextLevel:
     def __init__(self, search: Search):
         self.placed = search.coded_levels
         codes = search.codes if self.placed else None  # (coded levels have codes)
-        probes = search.step.probes
-        self.keys: Runs = LevelKeys(search.fmt, codes) if codes is not None else \
-            LevelSet(search.fmt, probes) if probes is not None and search.fmt.words == 1 else Runs(search.fmt, search.codes)
+        self.keys: Runs
+        if codes is not None:
+            self.keys = LevelKeys(search.fmt, codes)
+        elif search.step.probes is not None:  # one-word keys, natively (the compiled step gives them)
+            self.keys = LevelSet(search.fmt, search.step.probes)
+        else:
+            self.keys = Runs(search.fmt, search.codes)
         self.size = 0
         self.generated_before = search.generated  # when the level before began to be expanded
         self.steps: list[np.ndarray] = []  # per chunk of the level before: each state's steps
