@@ -15,7 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
-from kmc.engines.vector.keyset import Distinct, sorted_distinct
+from kmc.engines.vector.keyset import Distinct, KeyFormat, sorted_distinct
+from kmc.engines.vector.treecodes import TreeCodes
 from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
 from kmc.errors import BadInput
 from kmc.model.core import Invariant, Model
@@ -24,6 +25,7 @@ from kmc.semantics.compiled.values import element
 from kmc.semantics.compiled.kernels import Kernels
 from kmc.semantics.compiled.hashset import HashKernels
 from kmc.semantics.compiled.keys import KeyKernels
+from kmc.semantics.compiled.intern import InternKernels
 
 
 class CompiledStep(LevelStep):
@@ -54,8 +56,18 @@ class CompiledStep(LevelStep):
         self.search = self.keys.search
         self.unpack_words = self.keys.unpack_words
         self.marks = self.keys
-        if packing.words == 1:
-            self.probes = HashKernels()
+        self.probes = HashKernels()  # one-word keys: the states' own, or wide ones' tree codes
+
+    def tree_codes(self) -> TreeCodes | None:
+        """Wide keys coded as one word each (kmc/engines/vector/treecodes.py), natively."""
+        return TreeCodes(self.packing.words, InternKernels()) if self.packing.words > 1 else None
+
+    def code_format(self) -> KeyFormat:
+        """The format of one-word keys (a wide key's tree code), searched natively."""
+        fmt = KeyFormat([64])
+        fmt.lower_bounds, fmt.lower_bounds_from = self.keys.lower_bounds, self.keys.lower_bounds_from
+        fmt.insert = self.keys.insert
+        return fmt
 
     def rows_of(self, words: np.ndarray) -> np.ndarray:
         """The states (states x positions, of the step's dtype) packed in words (words x states)."""

@@ -313,10 +313,14 @@ class _Run:
             ranks = ranks_.extend(ranks[parents.indices()], iids, b, ranks_.words_for(ranks_.bits_at(b0, b, d)))
         s, e = step.fmt.split(lexmin(keys))
         last = Packed(s, e, ranks, None if step.symmetry is None else keys[:, 0, :])
-        extras = list(search.visited.extras)
+        sort_key, extras = search.visited.sort_key, list(search.visited.extras)
         if search.codes is not None:  # the vector engine stores wide keys coded: Spark takes them whole
             extras = search.codes.decode(extras)
-        visited = Packed(search.visited.sort_key, extras, np.zeros((len(search.visited), 1), dtype=np.uint64), None)
+        elif search.tree is not None:  # the compiled engine stores wide keys as tree codes: the same
+            sort_key, extras = step.fmt.split(search.tree.decode(sort_key))
+            order = np.argsort(sort_key, kind="stable")
+            sort_key, extras = sort_key[order], [x[order] for x in extras]
+        visited = Packed(sort_key, extras, np.zeros((len(search.visited), 1), dtype=np.uint64), None)
         for state, (lv, index) in search.found_at.items():
             init, path = search.path_of(lv, index)
             rank = init

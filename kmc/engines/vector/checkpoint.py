@@ -46,6 +46,7 @@ from kmc.engines.interface import SearchOptions
 from kmc.engines.vector import packed
 from kmc.engines.vector.keyset import KeyFormat, New, Visited
 from kmc.engines.vector.wordcodes import WordCodes
+from kmc.engines.vector.treecodes import TreeCodes
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
@@ -56,14 +57,17 @@ from kmc.model.core import Invariant, Model
 # 5: a key's lanes in a row; 4: a file a lane, parent links as child counts; 3: each state's
 # parent, coded keys bit-packed; 2: and a word a file
 LAYOUT = Layout("vector", 5, "frontier-", reads_older=(2, 3, 4))
+_DECODED_AT_ONCE = 1 << 20  # frontier states decoded at a time to check them at --resume
 _CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
 
-def identity(model: Model, invariants: Sequence[Invariant], search: SearchOptions, fmt: KeyFormat) -> dict[str, Any]:
-    """What names a run in its manifest (as JSON reads it back)."""
+def identity(model: Model, invariants: Sequence[Invariant], search: SearchOptions, fmt: KeyFormat,
+             tree: bool = False) -> dict[str, Any]:
+    """What names a run in its manifest (as JSON reads it back); `tree`: keys kept as their tree
+    codes (kmc/engines/vector/treecodes.py)."""
     named = {"model": model.name, "settings": dict(model.settings), "invariants": [i.name for i in invariants],
              "model_fingerprint": checkpoints.fingerprint(model, invariants), "symmetry": search.symmetry,
-             "keep_going": search.keep_going, "key_words": fmt.words}
+             "keep_going": search.keep_going, "key_words": fmt.words, **({"key_codes": "tree"} if tree else {})}
     return json.loads(json.dumps(named))
 
 
@@ -122,6 +126,12 @@ class Stored:
     def __init__(self, root: Path, expected: dict[str, Any]):
         self.root = root
         self.manifest = checkpoints.proved(root, LAYOUT)
+        if self.manifest.get("key_codes") != expected.get("key_codes"):
+            kept, this = (("as tree codes", "word by word") if self.manifest.get("key_codes") == "tree"
+                          else ("word by word", "as tree codes"))
+            raise BadInput(f"--resume: the run in {root} keeps its keys {kept}, and this kmc with these settings keeps "
+                           f"them {this} (kmc/engines/vector/treecodes.py): start the run afresh, or resume it with "
+                           "the kmc and the engine that kept it")
         checkpoints.same_run(root, self.manifest, expected)
         self.depth = int(self.manifest["depth"])
         self.sizes = [int(lv["keys"]) for lv in self.manifest["levels"]]
@@ -251,6 +261,24 @@ class Stored:
             codes.restore(w, values)
         return codes
 
+    def tree(self, level: int, tree: TreeCodes) -> None:
+        """The values level `level` first numbered, numbered again in `tree`'s tables."""
+        for name, table in tree.tables().items():
+            values = self.array(level, name, [np.dtype(np.uint64)], None)
+            if not table.extend(values):
+                raise BadInput(f"--resume: {level_dir(self.root, level)}/{name}.npy: a value numbered twice: "
+                               "the run cannot be resumed")
+
+    def decodes(self, frontier: Level) -> None:
+        """BadInput unless the tree gives every state of the frontier back (a code, or a node
+        under it, numbered beyond its table), a slice at a time."""
+        for start in range(0, len(frontier), _DECODED_AT_ONCE):
+            try:
+                frontier.words(start, start + _DECODED_AT_ONCE)
+            except IndexError:
+                raise BadInput(f"--resume: {level_dir(self.root, self.depth)}/frontier-words-0.npy: a state the "
+                               "tree's tables do not hold: the run cannot be resumed") from None
+
     def links(self, level: int, before: int, instances: int, iid_dtype: np.dtype) -> tuple[Parents, np.ndarray]:
         """The parent links of level `level` (2 or more), checked against the level before's size
         (`before`) and the model's instance count."""
@@ -263,12 +291,14 @@ class Stored:
                            "the run cannot be resumed")
         return Parents(children), iids
 
-    def frontier(self, fmt: KeyFormat, codes: WordCodes | None, words: int) -> Level:
-        """The last level's states, as the run held them: coded when `codes` are given."""
+    def frontier(self, fmt: KeyFormat, codes: WordCodes | None, words: int,
+                 decode: Callable[[np.ndarray], np.ndarray] | None = None) -> Level:
+        """The last level's states, as the run held them: coded when `codes` are given, as tree
+        codes (one row) that `decode` reads when it is."""
         level, size = self.depth, self.sizes[-1]
         if codes is None:
             rows = [self.array(level, f"frontier-words-{w}", [np.dtype(np.uint64)], size) for w in range(words)]
-            return Level.of_words(np.stack(rows) if rows else np.zeros((0, size), dtype=np.uint64))
+            return Level.of_words(np.stack(rows) if rows else np.zeros((0, size), dtype=np.uint64), decode)
         sort_key = self.array(level, "frontier-sort", [np.dtype(np.uint64)], size)
         return Level.of_codes(sort_key, self.words(level, "frontier", fmt, codes), fmt, codes)
 
@@ -359,8 +389,10 @@ def keep(search: Any, number: int, keys: tuple[np.ndarray, Sequence[New]], level
                        "links-action": partial(_same, search.iids[-1]),
                        "frontier-steps": partial(_same, search.expansion.steps)})
     arrays.update(frontier_arrays(level, search.codes))
+    if search.tree is not None:  # the tree's values first numbered since the level before
+        arrays.update({name: partial(_same, values) for name, values in search.tree.parts().items()})
     write_level(search.checkpoint.directory, number, arrays, pool=search.pool, ways=search.workers, manifest={
-        **identity(search.model, search.invariants, search.options, search.fmt),
+        **identity(search.model, search.invariants, search.options, search.fmt, search.tree is not None),
         "level_size": len(level),
         "distinct": search.distinct,
         "generated": search.generated,
@@ -370,7 +402,7 @@ def keep(search: Any, number: int, keys: tuple[np.ndarray, Sequence[New]], level
 
 def resume(search: Any, root: Path) -> tuple[Level, int]:
     """The run kept in `root`, proved and checked, back in `search`: its last level and depth."""
-    stored = Stored(root, identity(search.model, search.invariants, search.options, search.fmt))
+    stored = Stored(root, identity(search.model, search.invariants, search.options, search.fmt, search.tree is not None))
     m = stored.manifest
     if search.codes is not None:
         search.codes = stored.codes(search.fmt)
@@ -380,6 +412,8 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         older = stored.older(number, search.codes)
         if older:
             stored.rewrite(number, older, search.fmt, search.codes, search.step.count)
+        if search.tree is not None:
+            stored.tree(number, search.tree)
         sort_key, extras = stored.keys(number, search.fmt, search.codes)
         if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
             raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
@@ -417,4 +451,9 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         search.expansion = Expansion(before, np.array(steps))
     search.resumed_at = stored.depth
     search.resumed_states = search.distinct
+    if search.tree is not None:
+        search.tree.parts()  # what the checkpoint holds
+        frontier = stored.frontier(search.fmt, None, 1, search.tree.decode)
+        stored.decodes(frontier)
+        return frontier, stored.depth
     return stored.frontier(search.fmt, search.codes if search.coded_levels else None, search.step.packing.words), stored.depth

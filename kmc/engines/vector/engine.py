@@ -142,8 +142,11 @@ class Search:
         self.progress = progress
         self.step = self.level_step(model, invariants, options)
         self.schema = model.schema
-        self.fmt = self.step.fmt
-        # keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
+        # wide keys coded as one word each, where the step has the kernels (the compiled engine):
+        # the visited set and the levels hold the codes (kmc/engines/vector/treecodes.py)
+        self.tree = self.step.tree_codes() if self.step.symmetry is None else None
+        self.fmt = self.step.fmt if self.tree is None else self.step.code_format()
+        # else keys of three words or more are stored with their other words coded (about 8x smaller for kraft)
         self.codes = WordCodes(self.fmt) if self.fmt.words >= 3 else None
         # levels hold states: as keys only when a key is the state (no symmetry)
         self.coded_levels = self.codes is not None and self.step.symmetry is None
@@ -165,6 +168,16 @@ class Search:
             raise BadInput(f"--checkpoint-dir: the {self.engine} engine keeps levels, not liveness graphs or coverage: "
                            "drop the checkpoint, or --property/--properties/--coverage (--no-properties checks safety "
                            "only)")
+
+    @property
+    def level_rows(self) -> int:
+        """The rows of a level held as words: the packed words, or one, the code."""
+        return self.step.packing.words if self.tree is None else 1
+
+    @property
+    def decode(self) -> Callable[[np.ndarray], np.ndarray] | None:
+        """The words of codes, where a level holds codes."""
+        return None if self.tree is None else self.tree.decode
 
     def new_visited(self) -> Visited:
         """An empty visited set: coded keys bit-packed (kmc/engines/vector/packed.py)."""
@@ -390,7 +403,7 @@ class Search:
         if candidates is None:
             return None, None, checked
         build = candidates.build if self.coverage is not None else None  # new states unpacked for coverage only
-        words = None if self.coded_levels else candidates.words
+        words = None if self.coded_levels or self.tree is not None else candidates.words
         return candidates, self._fresh(self._distinct(candidates.canonical, candidates.rank), build, words), checked
 
     def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
@@ -407,10 +420,17 @@ class Search:
         (kmc/engines/vector/wordcodes.py:WordCodes.lookup); the visited set is read before the runs,
         as a spill adds a run before it empties the set."""
         s, e, first = distinct
+        wide, missing = None, None
+        if self.tree is not None:  # each key's code, where the tree's tables know all its parts
+            wide = self.step.fmt.join(s, e)
+            s, missing = self.tree.find(wide)
+            by_code = np.argsort(s)  # searched in order
+            s, first, missing, e = s[by_code], first[by_code], missing[by_code], []
         # the stored keys are compared with these keys' own words, the stored codes decoded:
         # only the keys no earlier level holds are looked up in the dictionaries
         decode = None if self.codes is None else self.codes.decode
-        maybe = np.flatnonzero(self.seen.maybe(s))  # the others are in no earlier level
+        may = self.seen.maybe(s)  # the others are in no earlier level
+        maybe = np.flatnonzero(may if missing is None else may & ~missing)  # (a key with a part new is new)
         known = np.zeros(len(s), dtype=bool)
         known[maybe] = self.visited.find(s[maybe], [Rows(x, maybe) for x in e], decode)[0]
         spill = self.spill
@@ -425,6 +445,9 @@ class Search:
             coded, unknown = self.codes.lookup(e, self.step.search)
             late = np.flatnonzero(unknown)
             e, raw = coded, [x[late] for x in e]
+        elif wide is not None and missing is not None:  # coded by the main thread
+            late = np.flatnonzero(missing[fresh])
+            raw = [np.ascontiguousarray(wide[:, by_code[fresh[late]]])]
         order = argsort_unique(ranks)  # the same, in the scalar engine's order
         block = build(ranks[order]) if build is not None else None
         packed = words(ranks[order]) if words is not None else None
@@ -436,7 +459,10 @@ class Search:
         chunk's candidates; the chunk starts at `start` in its level) drop those an earlier
         chunk of this level found and apply --max-states; add the new states to the next level."""
         s, e = fresh.sort_key, fresh.extras
-        if self.codes is not None and len(fresh.late):  # words the dictionaries learn now
+        if self.tree is not None and len(fresh.late):  # keys with parts the tree's tables learn now
+            s = s.copy()
+            s[fresh.late] = self.tree.code(fresh.raw[0])
+        elif self.codes is not None and len(fresh.late):  # words the dictionaries learn now
             stores: list[Visited | Runs] = [self.visited, nxt.keys]
             coded = self.codes.code(fresh.raw, stores)
             e = [x if x.dtype.itemsize >= c.dtype.itemsize else x.astype(c.dtype) for x, c in zip(e, coded)]
@@ -485,7 +511,9 @@ class Search:
         else:
             nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
             nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
-        if not self.coded_levels:
+        if self.tree is not None:  # a level of codes
+            nxt.words.append(s[order[:cut]][None, :])
+        elif not self.coded_levels:
             assert fresh.words is not None
             nxt.words.append(fresh.words if every else np.ascontiguousarray(fresh.words[:, keep[:cut]]))
         return nxt
@@ -505,7 +533,7 @@ class Search:
             keys = nxt.keys.merged()
             sorted_keys = (keys.sort_key, keys.extras)
             level = Level.of_words(np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
-                                   if nxt.words else np.zeros((self.step.packing.words, 0), dtype=U64))
+                                   if nxt.words else np.zeros((self.level_rows, 0), dtype=U64), self.decode)
         nxt.words.clear()
         self.expansion = Expansion(nxt.generated_before, _concat(nxt.steps, np.min_scalar_type(self.step.count))) \
             if depth > 0 else None
@@ -517,6 +545,8 @@ class Search:
             nxt.parents.clear()
             nxt.iids.clear()
         self.visited.merge(sorted_keys[0], sorted_keys[1], pool=self.pool, ways=self.workers)  # the workers are idle
+        if self.tree is not None:
+            self.tree.settle()  # the level's codes, now in the visited set, found by the workers from now on
         self._fit()
         if self.properties and len(level):
             self.levels.append(level.words())

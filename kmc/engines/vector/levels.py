@@ -7,7 +7,9 @@ other word as its index in that word's dictionary (`WordCodes`), the indices bit
 the visited set packs them (kmc/engines/vector/packed.py), so a level of 3-broker kraft takes
 about 42 bytes a state instead of its 47 words' 376. The words of a slice of states are
 unpacked and decoded when the slice is expanded. With --symmetry a level holds the states
-themselves, not their canonical keys, so it keeps the words.
+themselves, not their canonical keys, so it keeps the words. The compiled engine codes wide
+keys as one word each (kmc/engines/vector/treecodes.py): its levels hold those codes, 8 bytes
+a state, and decode a slice as it is expanded.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ class Level:
 
     def __init__(self, size: int, words: np.ndarray | None = None, coded: tuple[np.ndarray, list[np.ndarray]] | None = None,
                  fmt: KeyFormat | None = None, codes: WordCodes | None = None, layout: Layout | None = None,
-                 unpack: UnpackWords = unpack_words):
+                 unpack: UnpackWords = unpack_words, decode: Callable[[np.ndarray], np.ndarray] | None = None):
         self.size = size
         self._words = words
         self._coded = coded  # (sort keys, each word's indices), or with `layout` (sort keys, lanes)
@@ -49,10 +51,13 @@ class Level:
         self._codes = codes
         self._layout = layout
         self._unpack = unpack  # bit-packed words to words (with `layout`)
+        self._decode = decode  # codes (the one row of `words`) to words
 
     @classmethod
-    def of_words(cls, words: np.ndarray) -> Level:
-        return cls(words.shape[1], words=words)
+    def of_words(cls, words: np.ndarray, decode: Callable[[np.ndarray], np.ndarray] | None = None) -> Level:
+        """The level of states given as words (words x states), or as one-word codes (1 x
+        states) that `decode` gives the words of."""
+        return cls(words.shape[1], words=words, decode=decode)
 
     @classmethod
     def of_codes(cls, sort_key: np.ndarray, extras: list[np.ndarray], fmt: KeyFormat, codes: WordCodes,
@@ -107,6 +112,8 @@ class Level:
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """The packed words (words x states, uint64) of the states from `start` to `stop`."""
         if self._words is not None:
+            if self._decode is not None:
+                return self._decode(np.ascontiguousarray(self._words[0, start:stop]))
             return self._words[:, start:stop]
         assert self._coded is not None and self._fmt is not None and self._codes is not None
         sort_key, extras = self._coded

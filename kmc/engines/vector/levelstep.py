@@ -29,6 +29,7 @@ from kmc.engines.vector.packing import Layout, Packing
 from kmc.engines.vector.prefilter import Marks
 from kmc.engines.vector.levels import UnpackWords, unpack_words
 from kmc.engines.vector.levelset import Probes
+from kmc.engines.vector.treecodes import TreeCodes
 from kmc.engines.symmetry import for_model, lexmin
 from kmc.model.core import Instance, Invariant, Model
 
@@ -132,6 +133,14 @@ class LevelStep:
         rows = np.ascontiguousarray(rows, dtype=self.dtype)
         cols = transpose(rows)
         return Block(cols, rows, self.pack_all(cols))
+
+    def tree_codes(self) -> TreeCodes | None:
+        """Wide keys' one-word codes, where the step has the kernels for them (the compiled step's)."""
+        return None
+
+    def code_format(self) -> KeyFormat:
+        """The format of the one-word codes of `tree_codes`."""
+        return KeyFormat([64])
 
     def split(self, words: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         """(sort key, other words) of keys given as words (kmc/engines/vector/keyset.py:KeyFormat.split)."""

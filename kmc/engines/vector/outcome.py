@@ -25,7 +25,7 @@ from kmc.model.core import State
 def result(search: Any, depth: int) -> CheckResult:
     """The result of `search`, stopped or done at `depth`."""
     stored = (search.visited.nbytes + search.seen.nbytes + sum(a.nbytes for a in search.parents)
-              + sum(a.nbytes for a in search.iids))
+              + sum(a.nbytes for a in search.iids) + (0 if search.tree is None else search.tree.nbytes()))
     distinct, generated = search.stopped_at or (search.distinct, search.generated)
     links = traces(search)
     done = finish(search.model, search.engine, search.started, search.violations, links.get,

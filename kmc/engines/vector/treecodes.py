@@ -1,0 +1,189 @@
+"""Wide keys coded as one word each, exactly, by tree compression.
+
+A key of W words (kmc/engines/vector/packing.py; 47 for 3-broker kraft) is the leaves of a
+fixed binary tree: each word is numbered in its own table of the values it has taken
+(`Interned`), and each inner node, the pair (left child's number << 32 | right child's
+number), is numbered in one table shared by all the inner nodes. The root is not numbered:
+the pair of its children's numbers is the key's *code*, one uint64. Numbers are given in
+the order they are first met, so two keys have the same code exactly when they are equal,
+and a code gives its key back (`decode`): no fingerprints.
+
+Kraft's states share most of their subtrees: on the first 5.3 million states of its shipped
+configuration the tree's inner nodes took 0.71 numbers a state, and fewer the more states
+(1.1 at 0.8 million), so a state costs its code (8 bytes) and a fraction of a table entry,
+where its coded words took 41 bytes (kmc/engines/vector/wordcodes.py).
+
+Workers number keys while the main thread adds to the tables: `find` reads only the numbers
+given before the tables were last `settle`d (a level's end, while no worker runs), and says
+which keys it could not number; `code`, on one thread, numbers keys and adds what is new.
+A key `find` cannot number has a leaf or an inner node first met since: no key settled holds it.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+U64 = np.uint64
+FREE = np.uint32(0xFFFFFFFF)  # an empty slot; and, from `find`, a key it could not number
+_FIRST_SLOTS = 1 << 10
+_LOAD = 0.5  # the most of its slots a table fills: 0.75 took 11.1 bytes a state where this takes 15.6, and found 10-30 % slower (kraft v3.5's first 7.5 million states)
+
+
+class InternKernels(Protocol):
+    """The native kernels of the tables (kmc/semantics/compiled/intern.py)."""
+
+    def intern(self, slots: np.ndarray, values: np.ndarray, count: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
+
+    def find(self, slots: np.ndarray, values: np.ndarray, limit: int, keys: np.ndarray) -> np.ndarray: ...
+
+
+class Interned:
+    """uint64 values numbered 0, 1, ... in the order first met: `values` (number -> value,
+    with room to grow) and an open-addressed table of their numbers (`slots`, load at most
+    1/2). One thread numbers (`intern`); any may `find` among the first `settled` numbers."""
+
+    def __init__(self, kernels: InternKernels):
+        self.kernels = kernels
+        self.count = np.zeros(1, dtype=np.int64)
+        self.values = np.zeros(_FIRST_SLOTS // 2, dtype=U64)
+        self.slots = np.full(_FIRST_SLOTS, FREE, dtype=np.uint32)
+        # what `find` reads, replaced as one tuple: (slots, values, settled)
+        self.view: tuple[np.ndarray, np.ndarray, int] = (self.slots, self.values, 0)
+
+    def __len__(self) -> int:
+        return int(self.count[0])
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's number among those settled, else FREE."""
+        slots, values, settled = self.view
+        return self.kernels.find(slots, values, settled, keys)
+
+    def intern(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's number, new keys numbered next."""
+        numbers = self.kernels.find(self.slots, self.values, len(self), keys)  # this thread's: all of them
+        new = np.flatnonzero(numbers == FREE)
+        if len(new):
+            numbers[new] = self._add(keys[new])
+        return numbers
+
+    def _add(self, keys: np.ndarray) -> np.ndarray:
+        """Numbers for keys not held (some may repeat), with room made for them first."""
+        need = len(self) + len(keys)
+        if need > len(self.values):  # a quarter more: the old array lives on while a `find` reads it
+            values = np.empty(max(need, len(self.values) + len(self.values) // 4), dtype=U64)
+            values[:len(self)] = self.values[:len(self)]
+            self.values = values
+        if need > _LOAD * len(self.slots):  # rehashed into a new table: the old one stays as `find` read it
+            size = len(self.slots)
+            while need > _LOAD * size:
+                size *= 2
+            slots = np.full(size, FREE, dtype=np.uint32)
+            self.kernels.intern(slots, self.values, np.zeros(1, dtype=np.int64), self.values[:len(self)].copy())
+            self.slots = slots
+        self.view = (self.slots, self.values, self.view[2])
+        return self.kernels.intern(self.slots, self.values, self.count, keys)
+
+    def settle(self) -> None:
+        """Let `find` read every number given so far (call while no thread finds)."""
+        self.view = (self.slots, self.values, len(self))
+
+    def extend(self, values: np.ndarray) -> bool:
+        """Number `values` next, in order, as a checkpoint kept them: False (and the table
+        unusable) unless they are distinct and new."""
+        first = len(self)
+        numbers = self.intern(np.ascontiguousarray(values, dtype=U64))
+        self.settle()
+        return bool(np.array_equal(numbers, np.arange(first, first + len(values), dtype=np.uint32)))
+
+    def nbytes(self) -> int:
+        return self.values.nbytes + self.slots.nbytes
+
+
+class TreeCodes:
+    """The codes of keys of `words` words (see the module's docstring)."""
+
+    def __init__(self, words: int, kernels: InternKernels):
+        assert words >= 2
+        self.words = words
+        # inner nodes bottom-up, each (left child, right child): a child < words is that leaf,
+        # else inner node child - words; the last one is the root
+        self.nodes: list[tuple[int, int]] = []
+        self._split(0, words)
+        self.leaves = [Interned(kernels) for _ in range(words)]
+        self.inner = Interned(kernels)
+        self.kept = [0] * (words + 1)  # each table's values a checkpoint holds (`parts`)
+
+    def _split(self, lo: int, hi: int) -> int:
+        """The child that stands for leaves lo..hi-1."""
+        if hi - lo == 1:
+            return lo
+        mid = (lo + hi) // 2
+        left, right = self._split(lo, mid), self._split(mid, hi)
+        self.nodes.append((left, right))
+        return self.words + len(self.nodes) - 1
+
+    def find(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(codes, missing) of keys given as words (W x N): `missing` where a key has a leaf or
+        inner node not settled (its code then means nothing). Reads only: any thread."""
+        return self._codes(words, lambda table, keys: table.find(keys))
+
+    def code(self, words: np.ndarray) -> np.ndarray:
+        """The codes of keys given as words (W x N), numbering what is new: one thread."""
+        return self._codes(words, lambda table, keys: table.intern(keys))[0]
+
+    def _codes(self, words: np.ndarray, number: object) -> tuple[np.ndarray, np.ndarray]:
+        n = words.shape[1]
+        numbers: list[np.ndarray] = [number(leaf, words[w]) for w, leaf in enumerate(self.leaves)]  # type: ignore[operator]
+        for left, right in self.nodes[:-1]:
+            numbers.append(number(self.inner, _pair(numbers[left], numbers[right])))  # type: ignore[operator]
+        left, right = self.nodes[-1]
+        missing = np.zeros(n, dtype=bool)
+        for x in numbers[:self.words]:
+            missing |= x == FREE
+        for x in numbers[self.words:]:
+            missing |= x == FREE  # (a node with a missing child is missing too)
+        return _pair(numbers[left], numbers[right]), missing
+
+    def settle(self) -> None:
+        """Let `find` read every number given so far (a level's end: no worker runs)."""
+        for table in (*self.leaves, self.inner):
+            table.settle()
+
+    def decode(self, codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The words (W x N) of keys given as codes."""
+        n = len(codes)
+        words = np.empty((self.words, n), dtype=U64) if out is None else out
+        inner = self.inner.values
+        numbers: dict[int, np.ndarray] = {}
+        left, right = self.nodes[-1]
+        numbers[left], numbers[right] = codes >> U64(32), codes & U64(0xFFFFFFFF)
+        for k in range(len(self.nodes) - 2, -1, -1):  # top-down
+            pair = inner[numbers.pop(self.words + k)]
+            left, right = self.nodes[k]
+            numbers[left], numbers[right] = pair >> U64(32), pair & U64(0xFFFFFFFF)
+        for w, leaf in enumerate(self.leaves):
+            np.take(leaf.values, numbers[w], out=words[w])
+        return words
+
+    def tables(self) -> dict[str, Interned]:
+        """The tables by the names of the files a checkpoint keeps them in."""
+        return {**{f"tree-leaf-{w}": leaf for w, leaf in enumerate(self.leaves)}, "tree-inner": self.inner}
+
+    def parts(self) -> dict[str, np.ndarray]:
+        """Each table's values numbered since the last call (the first: all of them): what a
+        checkpoint keeps with a level."""
+        out = {}
+        for k, (name, table) in enumerate(self.tables().items()):
+            out[name] = table.values[self.kept[k]:len(table)].copy()
+            self.kept[k] = len(table)
+        return out
+
+    def nbytes(self) -> int:
+        """The tables' memory."""
+        return sum(t.nbytes() for t in (*self.leaves, self.inner))
+
+
+def _pair(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    return (left.astype(U64) << U64(32)) | right.astype(U64)

@@ -1,0 +1,130 @@
+"""Native intern tables: 64-bit keys numbered in the order they were first met
+(kmc/engines/vector/treecodes.py codes wide keys with them).
+
+A table is `values` (uint64, index -> key, appended) and `slots` (uint32, open-addressed with
+linear probing, each the index of a key or FREE), a key's first slot the top bits of its mix
+(kmc/engines/vector/keyset.py:mix). `intern(keys, n, slots, shift, values, count, out)` gives
+each key its index, a new one (count, then count + 1, ...) to a key not held, which it
+appends; `find(keys, n, slots, shift, values, limit, out)` only reads: the index of each key
+among the first `limit`, else MISSING. A slot is written once, with one 32-bit store, after
+its key: a `find` beside an `intern` sees a slot FREE, or an index it does not trust (at or
+past `limit`), or a key whose value is written; a key met before the intern began lies
+before any slot the intern fills (linear probing), so it is found. Each kernel fetches the
+first slot of the key 32 keys on while it probes this one's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+from llvmlite import ir
+
+from kmc.semantics.compiled import cache
+from kmc.semantics.compiled.emit import Loop, kernel_function
+from kmc.semantics.compiled.keys import I32, mixed
+from kmc.semantics.compiled.values import I8, I64, P64, c64
+
+FREE = np.uint32(0xFFFFFFFF)  # an empty slot
+MISSING = np.uint32(0xFFFFFFFF)  # find: no such key among those it may read
+_AHEAD = 32  # keys between a slot's fetch and its probe
+_SCALARS = ("n", "shift", "limit")
+
+
+def intern_kernels(module: ir.Module) -> None:
+    prefetch = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]),
+                           name="llvm.prefetch.p0i8")
+    free = ir.Constant(I32, int(FREE))
+    for name, args in (("intern", ("keys", "n", "slots", "shift", "values", "size", "out")),
+                       ("find", ("keys", "n", "slots", "shift", "values", "limit", "out"))):
+        fn, a = kernel_function(module, name, args,
+                                lambda x: I64 if x in _SCALARS else I32.as_pointer() if x in ("slots", "out") else P64)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        slot = b.alloca(I64, name="slot")
+        count = b.alloca(I64, name="next")
+        if name == "intern":
+            b.store(b.load(a["size"]), count)
+        mask = b.sub(b.shl(c64(1), b.sub(c64(64), a["shift"])), c64(1))
+        last = b.sub(a["n"], c64(1))
+        with Loop(b, a["n"], "i") as li:
+            ahead = b.add(li.value, c64(_AHEAD))
+            ahead = b.select(b.icmp_signed(">", ahead, last), last, ahead)
+            later = b.lshr(mixed(b, b.load(b.gep(a["keys"], [ahead], inbounds=True))), a["shift"])
+            b.call(prefetch, [b.bitcast(b.gep(a["slots"], [later], inbounds=True), I8.as_pointer()),
+                              ir.Constant(I32, int(name == "intern")), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+            key = b.load(b.gep(a["keys"], [li.value], inbounds=True))
+            out = b.gep(a["out"], [li.value], inbounds=True)
+            b.store(b.lshr(mixed(b, key), a["shift"]), slot)
+            head, vacant, held, found, on = (fn.append_basic_block(x) for x in ("head", "vacant", "held", "found", "on"))
+            b.branch(head)
+            b.position_at_end(head)
+            at = b.load(slot)
+            index = b.load(b.gep(a["slots"], [at], inbounds=True))
+            b.cbranch(b.icmp_unsigned("==", index, free), vacant, held)
+            b.position_at_end(held)
+            wide = b.zext(index, I64)
+            if name == "find":  # an index past the limit: a key interned since, not this one
+                trusted = fn.append_basic_block("trusted")
+                b.cbranch(b.icmp_unsigned(">=", wide, a["limit"]), vacant, trusted)
+                b.position_at_end(trusted)
+            same = b.icmp_unsigned("==", b.load(b.gep(a["values"], [wide], inbounds=True)), key)
+            b.cbranch(same, found, on)
+            b.position_at_end(on)
+            b.store(b.and_(b.add(at, c64(1)), mask), slot)
+            b.branch(head)
+            b.position_at_end(found)
+            b.store(index, out)
+            b.branch(li.next_)
+            b.position_at_end(vacant)
+            if name == "find":
+                b.store(free, out)
+            else:  # the key first, then the slot that points at it
+                new = b.load(count)
+                b.store(key, b.gep(a["values"], [new], inbounds=True))
+                b.store(b.trunc(new, I32), b.gep(a["slots"], [at], inbounds=True))
+                b.store(b.trunc(new, I32), out)
+                b.store(b.add(new, c64(1)), count)
+            b.branch(li.next_)
+        if name == "intern":
+            b.store(b.load(count), a["size"])
+        b.ret_void()
+
+
+class InternKernels:
+    """`intern` and `find` over a table of 2**bits slots (uint32, FREE where empty), its keys
+    (`values`, uint64, with room for every key interned) and its size (`count`, int64[1])."""
+
+    def __init__(self) -> None:
+        def ir_text() -> str:
+            module = cache.new_module("kmc intern table")
+            intern_kernels(module)
+            return str(module)
+
+        function = cache.cached(cache.generated_fingerprint("intern table"), ir_text)
+        p, i = ctypes.c_void_p, ctypes.c_int64
+        self._intern = function("intern", [p, i, p, i, p, p, p])
+        self._find = function("find", [p, i, p, i, p, i, p])
+
+    def intern(self, slots: np.ndarray, values: np.ndarray, count: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        out = np.empty(len(keys), dtype=np.uint32)
+        assert int(count[0]) + len(keys) <= len(values) and values.dtype == np.uint64 and count.dtype == np.int64
+        if len(keys):
+            self._intern(keys.ctypes.data, len(keys), slots.ctypes.data, _shift(slots), values.ctypes.data,
+                         count.ctypes.data, out.ctypes.data)
+        return out
+
+    def find(self, slots: np.ndarray, values: np.ndarray, limit: int, keys: np.ndarray) -> np.ndarray:
+        keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        out = np.empty(len(keys), dtype=np.uint32)
+        if len(keys):
+            self._find(keys.ctypes.data, len(keys), slots.ctypes.data, _shift(slots), values.ctypes.data, limit,
+                       out.ctypes.data)
+        return out
+
+
+def _shift(slots: np.ndarray) -> int:
+    """64 - bits, for a table of 2**bits slots."""
+    bits = len(slots).bit_length() - 1
+    assert len(slots) == 1 << bits and slots.dtype == np.uint32 and slots.flags.c_contiguous
+    return 64 - bits
