@@ -10,6 +10,10 @@ back without pickles: data, never code):
   reads them in one page, and `keys-layout.npy`, where each word's bits are:
   kmc/engines/vector/packed.py); keys not coded a word a file (`keys-word-W.npy`). Formats 3
   and 4 kept a file a lane (`keys-lane-L.npy`), format 2 coded keys a word a file too;
+- `tree-leaf-W.npy`, `tree-inner.npy` (the compiled engine, whose keys are tree codes,
+  kmc/engines/vector/treecodes.py): the values each of the tree's tables first numbered while
+  the level was found, in number order; `keys-sort.npy` then holds the level's codes, and the
+  frontier its codes in order (`frontier-words-0.npy`), each decoded at `--resume`;
 - `links-children.npy`, `links-action.npy` (from level 2): how many of the level's states each
   state of the level before reached first (kmc/engines/vector/links.py), and the instance that
   reached each state, for counterexamples (formats 2 and 3 kept each state's parent,

@@ -1,7 +1,8 @@
 """The vector engine: breadth-first search a level at a time, over numpy arrays.
 
 A level is stored compactly, as the packed words of its states (kmc/engines/vector/packing.py),
-wide keys coded as the visited set codes them (kmc/engines/vector/levels.py), and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
+wide keys coded as the visited set codes them (kmc/engines/vector/levels.py; the compiled engine's
+as one-word codes, kmc/engines/vector/treecodes.py), and expanded a chunk of states at a time (`chunk_states`: fewer states the more instances a
 model has, as each instance's guard and effect run on the whole chunk; with `workers` N > 1,
 N threads expand and deduplicate the next N chunks while this one is checked against the
 visited set, since numpy and the compiled kernels release the GIL in their loops; with one
