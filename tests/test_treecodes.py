@@ -75,16 +75,17 @@ def test_find_gives_the_codes_of_settled_keys_and_marks_the_others(kernels: Inte
     tree = TreeCodes(47, kernels)
     old = _keys(rng, 47, 2000, 3)
     codes = tree.code(old)
-    _, missing = tree.find(old)
+    _, missing, _ = tree.find(old)
     assert missing.all()  # nothing settled yet
     tree.settle()
-    found, missing = tree.find(old)
+    found, missing, _ = tree.find(old)
     assert not missing.any() and np.array_equal(found, codes)
     new = old.copy()
     new[30] += U64(1)  # one word each has not taken
     known = np.concatenate([old, new], axis=1)
-    found, missing = tree.find(known)
-    coded = tree.code(known)
+    found, missing, numbers = tree.find(known)
+    coded = tree.code(known, numbers)  # from what find found
+    assert np.array_equal(coded, tree.code(known))
     assert np.array_equal(missing, ~np.isin(coded, codes))
     assert np.array_equal(found[~missing], coded[~missing])
 
@@ -104,7 +105,7 @@ def test_finding_beside_the_thread_that_numbers_never_reads_a_wrong_number(kerne
     def finder() -> None:
         while not done.is_set():
             for batch in (settled, later[int(rng.integers(0, len(later)))]):
-                found, missing = tree.find(batch)
+                found, missing, _ = tree.find(batch)
                 if batch is settled and (missing.any() or not np.array_equal(found, want)):
                     wrong.append("a settled key")
                 if not np.array_equal(tree.decode(found[~missing]), batch[:, ~missing]):

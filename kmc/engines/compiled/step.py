@@ -94,6 +94,14 @@ class CompiledStep(LevelStep):
 
         return sorted_distinct(sort_key[at], lambda order: self._extras(canonical, at[order]), rank[at])
 
+    def distinct_words(self, canonical: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`LevelStep.distinct_words`: the first occurrences found natively, their words gathered
+        once, in the order first met (the tree codes sort them: kmc/engines/vector/treecodes.py)."""
+        if not self.keys.takes(canonical):
+            return super().distinct_words(canonical, rank)
+        at = self.keys.first(canonical, self.keys.sort_keys(canonical), rank)
+        return canonical[:, at], rank[at]
+
     def _extras(self, words: np.ndarray, at: np.ndarray | slice = slice(None)) -> list[np.ndarray]:
         """Words 1.. of the keys `words` (those at `at`), in the key format's dtypes: copies, never
         views of `words` (the kernels' buffers, written again by the next chunk)."""

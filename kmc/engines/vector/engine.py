@@ -239,7 +239,7 @@ class Search:
             def words(order: np.ndarray) -> np.ndarray:
                 return np.ascontiguousarray(first.keys[order, 0, :].T)
 
-            level = self._close(self._accept(self._fresh(self._distinct(lexmin(first.keys), rank), build, words), rank,
+            level = self._close(self._accept(self._fresh_of(lexmin(first.keys), rank, build, words), rank,
                                              0, NextLevel(self), 0), 0)
             depth = 1
 
@@ -405,12 +405,20 @@ class Search:
             return None, None, checked
         build = candidates.build if self.coverage is not None else None  # new states unpacked for coverage only
         words = None if self.coded_levels or self.tree is not None else candidates.words
-        return candidates, self._fresh(self._distinct(candidates.canonical, candidates.rank), build, words), checked
+        return candidates, self._fresh_of(candidates.canonical, candidates.rank, build, words), checked
 
     def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
         """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
         the scalar engine), each with its smallest rank."""
         return self.step.distinct(canonical, rank)
+
+    def _fresh_of(self, canonical: np.ndarray, rank: np.ndarray, build: Callable[[np.ndarray], Block] | None,
+                  words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:
+        """The distinct keys of candidates (canonical keys, words x candidates; `rank`: their order
+        in the scalar engine) that no earlier level holds (`_fresh`, `_fresh_codes`)."""
+        if self.tree is not None:
+            return self._fresh_codes(*self.step.distinct_words(canonical, rank), build)
+        return self._fresh(self._distinct(canonical, rank), build, words)
 
     def _fresh(self, distinct: Distinct, build: Callable[[np.ndarray], Block] | None,
                words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:
@@ -421,24 +429,10 @@ class Search:
         (kmc/engines/vector/wordcodes.py:WordCodes.lookup); the visited set is read before the runs,
         as a spill adds a run before it empties the set."""
         s, e, first = distinct
-        wide, missing = None, None
-        if self.tree is not None:  # each key's code, where the tree's tables know all its parts
-            wide = self.step.fmt.join(s, e)
-            s, missing = self.tree.find(wide)
-            by_code = np.argsort(s)  # searched in order
-            s, first, missing, e = s[by_code], first[by_code], missing[by_code], []
         # the stored keys are compared with these keys' own words, the stored codes decoded:
         # only the keys no earlier level holds are looked up in the dictionaries
         decode = None if self.codes is None else self.codes.decode
-        may = self.seen.maybe(s)  # the others are in no earlier level
-        maybe = np.flatnonzero(may if missing is None else may & ~missing)  # (a key with a part new is new)
-        known = np.zeros(len(s), dtype=bool)
-        known[maybe] = self.visited.find(s[maybe], [Rows(x, maybe) for x in e], decode)[0]
-        spill = self.spill
-        if spill is not None:
-            unsure = maybe[~known[maybe]]
-            known[unsure] = spill.find(s[unsure], [Rows(x, unsure) for x in e], decode)
-        fresh = np.flatnonzero(~known)  # in sort-key order
+        fresh = np.flatnonzero(~self._known(s, e, np.flatnonzero(self.seen.maybe(s)), decode))  # in sort-key order
         s, e, ranks = s[fresh], [x[fresh] for x in e], first[fresh]
         late = np.zeros(0, dtype=np.int64)
         raw: list[np.ndarray] = []  # the words of the keys with a word the dictionaries do not know yet
@@ -446,13 +440,37 @@ class Search:
             coded, unknown = self.codes.lookup(e, self.step.search)
             late = np.flatnonzero(unknown)
             e, raw = coded, [x[late] for x in e]
-        elif wide is not None and missing is not None:  # coded by the main thread
-            late = np.flatnonzero(missing[fresh])
-            raw = [np.ascontiguousarray(wide[:, by_code[fresh[late]]])]
         order = argsort_unique(ranks)  # the same, in the scalar engine's order
         block = build(ranks[order]) if build is not None else None
         packed = words(ranks[order]) if words is not None else None
         return Fresh(s, e, ranks, order, block, packed, late, raw)
+
+    def _fresh_codes(self, wide: np.ndarray, first: np.ndarray, build: Callable[[np.ndarray], Block] | None) -> Fresh:
+        """`_fresh` for distinct wide keys (words x keys; `first`: their smallest ranks) coded as
+        one word each (kmc/engines/vector/treecodes.py): a key with a part the tree's settled
+        tables lack is new, and keeps its words and the numbers found for the main thread to code."""
+        assert self.tree is not None
+        codes, missing, numbers = self.tree.find(wide)
+        by_code = np.argsort(codes)  # searched in order
+        codes, first, missing = codes[by_code], first[by_code], missing[by_code]
+        fresh = np.flatnonzero(~self._known(codes, [], np.flatnonzero(self.seen.maybe(codes) & ~missing)))
+        codes, ranks = codes[fresh], first[fresh]
+        late = np.flatnonzero(missing[fresh])
+        at = by_code[fresh[late]]
+        order = argsort_unique(ranks)  # in the scalar engine's order
+        block = build(ranks[order]) if build is not None else None
+        return Fresh(codes, [], ranks, order, block, None, late, [np.ascontiguousarray(wide[:, at]), numbers[:, at]])
+
+    def _known(self, s: np.ndarray, e: Sequence[np.ndarray], maybe: np.ndarray, decode: Any = None) -> np.ndarray:
+        """Whether each key (sort keys, other words) is in an earlier level: in the visited set, or
+        a run on disk; only those at `maybe` can be (the others have no bit in the filter)."""
+        known = np.zeros(len(s), dtype=bool)
+        known[maybe] = self.visited.find(s[maybe], [Rows(x, maybe) for x in e], decode)[0]
+        spill = self.spill
+        if spill is not None:
+            unsure = maybe[~known[maybe]]
+            known[unsure] = spill.find(s[unsure], [Rows(x, unsure) for x in e], decode)
+        return known
 
     def _accept(self, fresh: Fresh, rank: np.ndarray, depth: int, nxt: NextLevel, start: int,
                 stutter: np.ndarray | None = None) -> NextLevel:
@@ -462,7 +480,7 @@ class Search:
         s, e = fresh.sort_key, fresh.extras
         if self.tree is not None and len(fresh.late):  # keys with parts the tree's tables learn now
             s = s.copy()
-            s[fresh.late] = self.tree.code(fresh.raw[0])
+            s[fresh.late] = self.tree.code(*fresh.raw)
         elif self.codes is not None and len(fresh.late):  # words the dictionaries learn now
             stores: list[Visited | Runs] = [self.visited, nxt.keys]
             coded = self.codes.code(fresh.raw, stores)

@@ -151,6 +151,11 @@ class LevelStep:
         in the scalar engine), each with its smallest rank (kmc/engines/vector/keyset.py:first_occurrences)."""
         return first_occurrences(*self.split(canonical), rank)
 
+    def distinct_words(self, canonical: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`distinct`, as the keys' words (words x keys, in any order) and their smallest ranks."""
+        s, e, first = self.distinct(canonical, rank)
+        return self.fmt.join(s, e), first
+
     def unpack(self, words: np.ndarray) -> Block:
         """The block of the states packed in `words` (words x states, identity layout)."""
         cols = self.packing.unpack_columns(words, self.dtype)

@@ -124,27 +124,34 @@ class TreeCodes:
         self.nodes.append((left, right))
         return self.words + len(self.nodes) - 1
 
-    def find(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(codes, missing) of keys given as words (W x N): `missing` where a key has a leaf or
-        inner node not settled (its code then means nothing). Reads only: any thread."""
-        return self._codes(words, lambda table, keys: table.find(keys))
+    def find(self, words: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(codes, missing, numbers) of keys given as words (W x N): `missing` where a key has a
+        leaf or inner node not settled (its code then means nothing); `numbers`, each leaf's and
+        inner node's (but the root's) number, FREE where not settled, for `code` to go on from.
+        Reads only: any thread."""
+        numbers = np.empty((self.words + len(self.nodes) - 1, words.shape[1]), dtype=np.uint32)
+        for w, leaf in enumerate(self.leaves):
+            numbers[w] = leaf.find(words[w])
+        for k, (left, right) in enumerate(self.nodes[:-1], start=self.words):
+            numbers[k] = self.inner.find(_pair(numbers[left], numbers[right]))
+        left, right = self.nodes[-1]  # a part not settled leaves its parent's pair unknown, up to the root
+        return _pair(numbers[left], numbers[right]), (numbers[left] == FREE) | (numbers[right] == FREE), numbers
 
-    def code(self, words: np.ndarray) -> np.ndarray:
-        """The codes of keys given as words (W x N), numbering what is new: one thread."""
-        return self._codes(words, lambda table, keys: table.intern(keys))[0]
-
-    def _codes(self, words: np.ndarray, number: object) -> tuple[np.ndarray, np.ndarray]:
-        n = words.shape[1]
-        numbers: list[np.ndarray] = [number(leaf, words[w]) for w, leaf in enumerate(self.leaves)]  # type: ignore[operator]
-        for left, right in self.nodes[:-1]:
-            numbers.append(number(self.inner, _pair(numbers[left], numbers[right])))  # type: ignore[operator]
+    def code(self, words: np.ndarray, numbers: np.ndarray | None = None) -> np.ndarray:
+        """The codes of keys given as words (W x N), numbering what is new: one thread. Given
+        `numbers` (`find`'s for these keys, changed in place), only their FREE ones are looked up."""
+        if numbers is None:
+            numbers = np.full((self.words + len(self.nodes) - 1, words.shape[1]), FREE, dtype=np.uint32)
+        for w, leaf in enumerate(self.leaves):
+            at = np.flatnonzero(numbers[w] == FREE)
+            if len(at):
+                numbers[w, at] = leaf.intern(words[w, at])
+        for k, (left, right) in enumerate(self.nodes[:-1], start=self.words):
+            at = np.flatnonzero(numbers[k] == FREE)
+            if len(at):
+                numbers[k, at] = self.inner.intern(_pair(numbers[left, at], numbers[right, at]))
         left, right = self.nodes[-1]
-        missing = np.zeros(n, dtype=bool)
-        for x in numbers[:self.words]:
-            missing |= x == FREE
-        for x in numbers[self.words:]:
-            missing |= x == FREE  # (a node with a missing child is missing too)
-        return _pair(numbers[left], numbers[right]), missing
+        return _pair(numbers[left], numbers[right])
 
     def settle(self) -> None:
         """Let `find` read every number given so far (a level's end: no worker runs)."""
