@@ -25,9 +25,30 @@ EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
 _AHEAD = 32  # keys between a slot's fetch and its probe
 
 
+def prefetch_function(module: ir.Module) -> ir.Function:
+    """LLVM's prefetch intrinsic, declared in `module`."""
+    return ir.Function(module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]),
+                       name="llvm.prefetch.p0i8")
+
+
+def fetch_ahead(b: ir.IRBuilder, prefetch: ir.Function, keys: ir.Value, table: ir.Value, shift: ir.Value,
+                i: ir.Value, last: ir.Value, write: bool) -> None:
+    """Fetch the first slot (in `table`, of 2**(64 - shift) slots) of the key _AHEAD keys after
+    key i (the last key near the end), for reading or for writing."""
+    ahead = b.add(i, c64(_AHEAD))
+    ahead = b.select(b.icmp_signed(">", ahead, last), last, ahead)
+    later = b.lshr(mixed(b, b.load(b.gep(keys, [ahead], inbounds=True))), shift)
+    b.call(prefetch, [b.bitcast(b.gep(table, [later], inbounds=True), I8.as_pointer()),
+                      ir.Constant(I32, int(write)), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+
+
+def slot_mask(b: ir.IRBuilder, shift: ir.Value) -> ir.Value:
+    """2**(64 - shift) - 1: a slot's index wraps around the table."""
+    return b.sub(b.shl(c64(1), b.sub(c64(64), shift)), c64(1))
+
+
 def hash_kernels(module: ir.Module) -> None:
-    prefetch = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]),
-                           name="llvm.prefetch.p0i8")
+    prefetch = prefetch_function(module)
     empty = c64(-1)
     for name, args in (("add", ("keys", "n", "table", "shift", "flag")),
                        ("holds", ("keys", "n", "table", "shift", "flag", "out"))):
@@ -35,14 +56,10 @@ def hash_kernels(module: ir.Module) -> None:
                                 lambda x: I64 if x in ("n", "shift") else I8.as_pointer() if x == "out" else P64)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
         slot = b.alloca(I64, name="slot")
-        mask = b.sub(b.shl(c64(1), b.sub(c64(64), a["shift"])), c64(1))
+        mask = slot_mask(b, a["shift"])
         last = b.sub(a["n"], c64(1))
         with Loop(b, a["n"], "i") as li:
-            ahead = b.add(li.value, c64(_AHEAD))
-            ahead = b.select(b.icmp_signed(">", ahead, last), last, ahead)
-            later = b.lshr(mixed(b, b.load(b.gep(a["keys"], [ahead], inbounds=True))), a["shift"])
-            b.call(prefetch, [b.bitcast(b.gep(a["table"], [later], inbounds=True), I8.as_pointer()),
-                              ir.Constant(I32, int(name == "add")), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+            fetch_ahead(b, prefetch, a["keys"], a["table"], a["shift"], li.value, last, write=name == "add")
             key = b.load(b.gep(a["keys"], [li.value], inbounds=True))
             out = b.gep(a["out"], [li.value], inbounds=True) if name == "holds" else None
             flagged, probe = fn.append_basic_block("flagged"), fn.append_basic_block("probe")

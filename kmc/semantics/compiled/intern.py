@@ -22,18 +22,17 @@ from llvmlite import ir
 
 from kmc.semantics.compiled import cache
 from kmc.semantics.compiled.emit import Loop, kernel_function
+from kmc.semantics.compiled.hashset import fetch_ahead, prefetch_function, slot_mask
 from kmc.semantics.compiled.keys import I32, mixed
-from kmc.semantics.compiled.values import I8, I64, P64, c64
+from kmc.semantics.compiled.values import I64, P64, c64
 
 FREE = np.uint32(0xFFFFFFFF)  # an empty slot
 MISSING = np.uint32(0xFFFFFFFF)  # find: no such key among those it may read
-_AHEAD = 32  # keys between a slot's fetch and its probe
 _SCALARS = ("n", "shift", "limit")
 
 
 def intern_kernels(module: ir.Module) -> None:
-    prefetch = ir.Function(module, ir.FunctionType(ir.VoidType(), [I8.as_pointer(), I32, I32, I32]),
-                           name="llvm.prefetch.p0i8")
+    prefetch = prefetch_function(module)
     free = ir.Constant(I32, int(FREE))
     for name, args in (("intern", ("keys", "n", "slots", "shift", "values", "size", "out")),
                        ("find", ("keys", "n", "slots", "shift", "values", "limit", "out"))):
@@ -44,14 +43,10 @@ def intern_kernels(module: ir.Module) -> None:
         count = b.alloca(I64, name="next")
         if name == "intern":
             b.store(b.load(a["size"]), count)
-        mask = b.sub(b.shl(c64(1), b.sub(c64(64), a["shift"])), c64(1))
+        mask = slot_mask(b, a["shift"])
         last = b.sub(a["n"], c64(1))
         with Loop(b, a["n"], "i") as li:
-            ahead = b.add(li.value, c64(_AHEAD))
-            ahead = b.select(b.icmp_signed(">", ahead, last), last, ahead)
-            later = b.lshr(mixed(b, b.load(b.gep(a["keys"], [ahead], inbounds=True))), a["shift"])
-            b.call(prefetch, [b.bitcast(b.gep(a["slots"], [later], inbounds=True), I8.as_pointer()),
-                              ir.Constant(I32, int(name == "intern")), ir.Constant(I32, 3), ir.Constant(I32, 1)])
+            fetch_ahead(b, prefetch, a["keys"], a["slots"], a["shift"], li.value, last, write=name == "intern")
             key = b.load(b.gep(a["keys"], [li.value], inbounds=True))
             out = b.gep(a["out"], [li.value], inbounds=True)
             b.store(b.lshr(mixed(b, key), a["shift"]), slot)
