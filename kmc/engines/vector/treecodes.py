@@ -25,6 +25,8 @@ from typing import Protocol
 
 import numpy as np
 
+from kmc.errors import RunFailed
+
 U64 = np.uint64
 FREE = np.uint32(0xFFFFFFFF)  # an empty slot; and, from `find`, a key it could not number
 _FIRST_SLOTS = 1 << 10
@@ -71,6 +73,9 @@ class Interned:
     def _add(self, keys: np.ndarray) -> np.ndarray:
         """Numbers for keys not held (some may repeat), with room made for them first."""
         need = len(self) + len(keys)
+        if need >= int(FREE):
+            raise RunFailed("the tree codes' tables are full: more than 4,294,967,294 distinct subtrees of the "
+                            "states' keys (32-bit numbers); the checkpoint holds the levels done")
         if need > len(self.values):  # a quarter more: the old array lives on while a `find` reads it
             values = np.empty(max(need, len(self.values) + len(self.values) // 4), dtype=U64)
             values[:len(self)] = self.values[:len(self)]
