@@ -64,6 +64,9 @@ def test_keys_have_the_same_code_exactly_when_they_are_equal(kernels: InternKern
     keys = _keys(rng, words, 4000, 3)
     codes = tree.code(keys)
     assert len(np.unique(codes)) == _distinct(keys)
+    with pytest.raises(IndexError):
+        tree.decode(codes)  # decoding reads only what was settled
+    tree.settle()
     assert np.array_equal(tree.decode(codes), keys)
     pairs = np.unique(np.stack([codes, np.unique(np.ascontiguousarray(keys.T), axis=0, return_inverse=True)[1]
                                 .astype(U64).ravel()]), axis=1)
@@ -142,7 +145,14 @@ def _kept(root: Path) -> tuple[object, object]:
 @pytest.mark.parametrize("level, name, change, message", [
     (7, "tree-inner.npy", lambda a: np.concatenate([a, a[:1]]), "tree-inner.npy: a value numbered twice"),
     (7, "tree-leaf-3.npy", lambda a: a.astype(np.int64), "expected one of uint64"),
+    (7, "tree-inner.npy", lambda a: np.concatenate([a, [np.uint64(0xFFFFFFFF << 32)]]).astype(np.uint64),
+     "tree-inner.npy: a number no table of the tree gives"),
+    (8, "keys-sort.npy", lambda a: np.concatenate([a[:-1], [np.uint64(2**64 - 1)]]).astype(np.uint64),
+     "keys-sort.npy: a number no table of the tree gives"),
     (9, "frontier-words-0.npy", lambda a: np.full_like(a, 2**64 - 2),
+     "frontier-words-0.npy: a state the tree's tables do not hold"),
+    # numbers just past what the tables gave, inside the room their arrays keep for more
+    (9, "frontier-words-0.npy", lambda a: np.full_like(a, (int(a.max() >> np.uint64(32)) + 3) * (2**32 + 1)),
      "frontier-words-0.npy: a state the tree's tables do not hold"),
 ])
 def test_a_checkpoint_whose_tree_is_wrong_is_refused(tmp_path: Path, level: int, name: str, change: object,

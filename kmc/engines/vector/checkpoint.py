@@ -13,7 +13,7 @@ back without pickles: data, never code):
 - `tree-leaf-W.npy`, `tree-inner.npy` (the compiled engine, whose keys are tree codes,
   kmc/engines/vector/treecodes.py): the values each of the tree's tables first numbered while
   the level was found, in number order; `keys-sort.npy` then holds the level's codes, and the
-  frontier its codes in order (`frontier-words-0.npy`), each decoded at `--resume`;
+  frontier its codes in order (`frontier-words-0.npy`), which `--resume` decodes to check them;
 - `links-children.npy`, `links-action.npy` (from level 2): how many of the level's states each
   state of the level before reached first (kmc/engines/vector/links.py), and the instance that
   reached each state, for counterexamples (formats 2 and 3 kept each state's parent,
@@ -61,7 +61,7 @@ from kmc.model.core import Invariant, Model
 # 5: a key's lanes in a row; 4: a file a lane, parent links as child counts; 3: each state's
 # parent, coded keys bit-packed; 2: and a word a file
 LAYOUT = Layout("vector", 5, "frontier-", reads_older=(2, 3, 4))
-_DECODED_AT_ONCE = 1 << 20  # frontier states decoded at a time to check them at --resume
+_DECODED_AT_ONCE = 1 << 16  # frontier states decoded at a time to check them at --resume (24 MiB of kraft's)
 _CODE_DTYPES = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
 
@@ -265,17 +265,24 @@ class Stored:
             codes.restore(w, values)
         return codes
 
-    def tree(self, level: int, tree: TreeCodes) -> None:
-        """The values level `level` first numbered, numbered again in `tree`'s tables."""
+    def tree(self, level: int, tree: TreeCodes, codes: np.ndarray) -> None:
+        """The values level `level` first numbered, numbered again in `tree`'s tables (the
+        leaves' first, then the inner nodes', whose halves must be numbers given), and the
+        level's codes (`codes`, its sorted keys) checked the same way."""
         for name, table in tree.tables().items():
             values = self.array(level, name, [np.dtype(np.uint64)], None)
             if not table.extend(values):
                 raise BadInput(f"--resume: {level_dir(self.root, level)}/{name}.npy: a value numbered twice: "
                                "the run cannot be resumed")
+        for name, pairs in (("tree-inner", tree.inner.settled()), ("keys-sort", codes)):
+            if len(pairs) and max(int(pairs.max() >> np.uint64(32)), int((pairs & np.uint64(0xFFFFFFFF)).max())) \
+                    >= tree.bound():
+                raise BadInput(f"--resume: {level_dir(self.root, level)}/{name}.npy: a number no table of the "
+                               "tree gives: the run cannot be resumed")
 
     def decodes(self, frontier: Level) -> None:
-        """BadInput unless the tree gives every state of the frontier back (a code, or a node
-        under it, numbered beyond its table), a slice at a time."""
+        """BadInput unless the tree gives every state of the frontier back (not where a code,
+        or a node under it, has a number its table did not give), a slice at a time."""
         for start in range(0, len(frontier), _DECODED_AT_ONCE):
             try:
                 frontier.words(start, start + _DECODED_AT_ONCE)
@@ -416,9 +423,9 @@ def resume(search: Any, root: Path) -> tuple[Level, int]:
         older = stored.older(number, search.codes)
         if older:
             stored.rewrite(number, older, search.fmt, search.codes, search.step.count)
-        if search.tree is not None:
-            stored.tree(number, search.tree)
         sort_key, extras = stored.keys(number, search.fmt, search.codes)
+        if search.tree is not None:
+            stored.tree(number, search.tree, sort_key)
         if len(sort_key) > 1 and not bool(np.all(sort_key[1:] >= sort_key[:-1])):
             raise BadInput(f"--resume: {root}: the keys of level {number} are not sorted: the run cannot be resumed")
         search.visited.merge(np.array(sort_key), [x if callable(x) else partial(np.array, x) for x in extras])  # a word at a time

@@ -103,7 +103,7 @@ class NextLevel:
         self.keys: Runs
         if codes is not None:
             self.keys = LevelKeys(search.fmt, codes)
-        elif search.step.probes is not None:  # one-word keys, natively (the compiled step gives them)
+        elif search.step.probes is not None and search.fmt.words == 1:  # one-word keys or codes, natively
             self.keys = LevelSet(search.fmt, search.step.probes)
         else:
             self.keys = Runs(search.fmt, search.codes)
@@ -615,7 +615,9 @@ class Fresh:
     their keys in sort-key order (other words coded), smallest ranks, the order of their
     ranks, and their states (`block`) or packed words (`words`) in that order where the run
     keeps them. Keys with a word the dictionaries did not know yet (`late`, positions) keep
-    their raw words for the main thread to code."""
+    their raw words for the main thread to code. Tree codes (`_fresh_codes`) come sorted, with
+    no other words; a late key's code means nothing until the main thread codes it from `raw`,
+    [its words, the numbers the worker found]."""
 
     sort_key: np.ndarray
     extras: list[np.ndarray]

@@ -4,9 +4,9 @@ A key of W words (kmc/engines/vector/packing.py; 47 for 3-broker kraft) is the l
 fixed binary tree: each word is numbered in its own table of the values it has taken
 (`Interned`), and each inner node, the pair (left child's number << 32 | right child's
 number), is numbered in one table shared by all the inner nodes. The root is not numbered:
-the pair of its children's numbers is the key's *code*, one uint64. Numbers are given in
-the order they are first met, so two keys have the same code exactly when they are equal,
-and a code gives its key back (`decode`): no fingerprints.
+the pair of its children's numbers is the key's *code*, one uint64. Each table numbers its
+values one-to-one (in the order they are first met), so two keys have the same code exactly
+when they are equal, and a code gives its key back (`decode`): no fingerprints.
 
 Kraft's states share most of their subtrees: on the first 5.3 million states of its shipped
 configuration the tree's inner nodes took 0.71 numbers a state, and fewer the more states
@@ -28,7 +28,7 @@ import numpy as np
 from kmc.errors import RunFailed
 
 U64 = np.uint64
-FREE = np.uint32(0xFFFFFFFF)  # an empty slot; and, from `find`, a key it could not number
+FREE = np.uint32(0xFFFFFFFF)  # an empty slot; from `find`, a key it could not number (the kernels' FREE)
 _FIRST_SLOTS = 1 << 10
 _LOAD = 0.5  # the most of its slots a table fills: 0.75 took 11.1 bytes a state where this takes 15.6, and found 10-30 % slower (kraft v3.5's first 7.5 million states)
 
@@ -93,6 +93,11 @@ class Interned:
     def settle(self) -> None:
         """Let `find` read every number given so far (call while no thread finds)."""
         self.view = (self.slots, self.values, len(self))
+
+    def settled(self) -> np.ndarray:
+        """The values of the numbers settled, by number."""
+        _, values, settled = self.view
+        return values[:settled]
 
     def extend(self, values: np.ndarray) -> bool:
         """Number `values` next, in order, as a checkpoint kept them: False (and the table
@@ -163,11 +168,11 @@ class TreeCodes:
         for table in (*self.leaves, self.inner):
             table.settle()
 
-    def decode(self, codes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """The words (W x N) of keys given as codes."""
-        n = len(codes)
-        words = np.empty((self.words, n), dtype=U64) if out is None else out
-        inner = self.inner.values
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """The words (W x N) of keys given as codes, read among the numbers settled: IndexError
+        for a number not among them (a code no key settled has)."""
+        words = np.empty((self.words, len(codes)), dtype=U64)
+        inner = self.inner.settled()
         numbers: dict[int, np.ndarray] = {}
         left, right = self.nodes[-1]
         numbers[left], numbers[right] = codes >> U64(32), codes & U64(0xFFFFFFFF)
@@ -176,8 +181,12 @@ class TreeCodes:
             left, right = self.nodes[k]
             numbers[left], numbers[right] = pair >> U64(32), pair & U64(0xFFFFFFFF)
         for w, leaf in enumerate(self.leaves):
-            np.take(leaf.values, numbers[w], out=words[w])
+            np.take(leaf.settled(), numbers[w], out=words[w])
         return words
+
+    def bound(self) -> int:
+        """One more than the largest number given in any table."""
+        return max(len(t) for t in (*self.leaves, self.inner))
 
     def tables(self) -> dict[str, Interned]:
         """The tables by the names of the files a checkpoint keeps them in."""

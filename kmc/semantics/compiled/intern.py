@@ -3,14 +3,15 @@
 
 A table is `values` (uint64, index -> key, appended) and `slots` (uint32, open-addressed with
 linear probing, each the index of a key or FREE), a key's first slot the top bits of its mix
-(kmc/engines/vector/keyset.py:mix). `intern(keys, n, slots, shift, values, count, out)` gives
-each key its index, a new one (count, then count + 1, ...) to a key not held, which it
+(kmc/engines/vector/keyset.py:mix). `intern(keys, n, slots, shift, values, size, out)` gives
+each key its index, a new one (size[0], then size[0] + 1, ...) to a key not held, which it
 appends; `find(keys, n, slots, shift, values, limit, out)` only reads: the index of each key
-among the first `limit`, else MISSING. A slot is written once, with one 32-bit store, after
-its key: a `find` beside an `intern` sees a slot FREE, or an index it does not trust (at or
-past `limit`), or a key whose value is written; a key met before the intern began lies
-before any slot the intern fills (linear probing), so it is found. Each kernel fetches the
-first slot of the key 32 keys on while it probes this one's.
+among the first `limit`, else FREE. A `find` beside an `intern` trusts only indices below
+`limit`, whose slots and values no intern writes again: with linear probing and nothing ever
+removed, the slots between a key's first slot and its own hold smaller indices, so an index at
+or past `limit` on the way means the key is not among the first `limit` (it is read as FREE).
+A slot is one aligned 32-bit word: never read half written. Each kernel fetches the first slot
+of the key 32 keys on while it probes this one's.
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from kmc.semantics.compiled.hashset import fetch_ahead, prefetch_function, slot_
 from kmc.semantics.compiled.keys import I32, mixed
 from kmc.semantics.compiled.values import I64, P64, c64
 
-FREE = np.uint32(0xFFFFFFFF)  # an empty slot
-MISSING = np.uint32(0xFFFFFFFF)  # find: no such key among those it may read
+FREE = np.uint32(0xFFFFFFFF)  # an empty slot; from `find`, a key not among those it may read (treecodes.FREE)
 _SCALARS = ("n", "shift", "limit")
 
 
@@ -87,7 +87,8 @@ def intern_kernels(module: ir.Module) -> None:
 
 class InternKernels:
     """`intern` and `find` over a table of 2**bits slots (uint32, FREE where empty), its keys
-    (`values`, uint64, with room for every key interned) and its size (`count`, int64[1])."""
+    (`values`, uint64, with room for every key interned) and its size (`count`, int64[1]: the
+    kernels' `size`)."""
 
     def __init__(self) -> None:
         def ir_text() -> str:
