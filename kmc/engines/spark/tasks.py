@@ -34,7 +34,8 @@ from kmc.engines.spark import wire
 from kmc.engines.spark.visited import VisitedRuns
 from kmc.engines.spark.wire import Packed
 from kmc.engines.spark.factory import ModelFactory
-from kmc.engines.vector.engine import argsort_unique, chunk_states
+from kmc.engines.vector.engine import chunk_states
+from kmc.engines.vector.fresh import argsort_unique
 from kmc.engines.vector.keyset import first_occurrences, mix
 from kmc.engines.vector.levelstep import LevelStep
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 import time
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Callable, Sequence
 
@@ -44,16 +43,17 @@ from kmc.engines.vector import checkpoint, outcome
 from kmc.engines.vector.disk import Spill, spill
 from kmc.engines.vector.edges import Steps
 from kmc.model.temporal import Property
-from kmc.engines.vector.keyset import Distinct, New, Rows, Runs, Visited
+from kmc.engines.vector.keyset import New, Rows, Runs, Visited
 from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys, in_sort_order
 from kmc.engines.vector.levelset import LevelSet
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
-from kmc.engines.vector.levelstep import Block, Candidates, LevelStep
+from kmc.engines.vector.fresh import Fresh, expand, fresh_of
+from kmc.engines.vector.levelstep import Block, LevelStep
 from kmc.engines.vector.prefilter import KeyFilter
-from kmc.engines.vector.verdicts import Expansion, Verdicts, steps_per_state, own_steps
+from kmc.engines.vector.verdicts import Expansion, Verdicts, own_steps
 from kmc.engines.result import CheckResult, Progress, anonymous_memory_bytes, release_freed_memory
 from kmc.engines.interface import Checkpoint, Limits, ProgressHook, SearchOptions
 from kmc.engines.search import Violations
@@ -239,7 +239,7 @@ class Search:
             def words(order: np.ndarray) -> np.ndarray:
                 return np.ascontiguousarray(first.keys[order, 0, :].T)
 
-            level = self._close(self._accept(self._fresh_of(lexmin(first.keys), rank, build, words), rank,
+            level = self._close(self._accept(fresh_of(self, lexmin(first.keys), rank, build, words), rank,
                                              0, NextLevel(self), 0), 0)
             depth = 1
 
@@ -293,13 +293,13 @@ class Search:
         starts = list(range(0, len(level), chunk))
         ahead: deque[Future] = deque()
 
-        def expand(i: int) -> None:
+        def submit(i: int) -> None:
             if i < len(starts):
-                ahead.append(self._submit(workers > 1, self._expand, level, starts[i], starts[i] + chunk))
+                ahead.append(self._submit(workers > 1, expand, self, level, starts[i], starts[i] + chunk))
 
         ahead_of = workers * _AHEAD if workers > 1 else 1  # chunks expanded ahead of the one checked
         for i in range(min(ahead_of, len(starts))):
-            expand(i)
+            submit(i)
         checked_to = 0  # the states of `level` checked so far
         for i, start in enumerate(starts):
             if start and (exhausted := self._exhausted(pending=len(level) - start + nxt.size)) is not None:
@@ -309,7 +309,7 @@ class Search:
             self.check_seconds += states.seconds
             self.checked_states += len(states.rows)
             if workers > 1:
-                expand(i + ahead_of)
+                submit(i + ahead_of)
             checked_to = start + len(states.rows)
             if self._record(states.bad, states.rows, depth - 1, numbered, start):
                 break
@@ -328,7 +328,7 @@ class Search:
                                        time.perf_counter() - self.started, resumed_states=self.resumed_states,
                                        expanded=checked_to))
             if workers == 1:
-                expand(i + 1)
+                submit(i + 1)
         wait(ahead)  # a stopped level: the chunks expanded ahead are dropped, their errors too
         if self.stopped_by not in (None, "violation"):
             self._check_unexpanded(level, depth, checked_to, then=nxt.size)
@@ -344,7 +344,7 @@ class Search:
 
         def check(at: int) -> tuple[dict[int, np.ndarray], np.ndarray]:
             block = self.step.unpack(level.words(at, min(at + size, len(level))))
-            return self._violating(block), block.rows
+            return self.violating(block), block.rows
 
         ahead = deque(self._submit(True, check, at) for at in starts[:self.workers])
         for i, at in enumerate(starts):
@@ -358,7 +358,7 @@ class Search:
                 break
         wait(ahead)
 
-    def _violating(self, block: Block) -> dict[int, np.ndarray]:
+    def violating(self, block: Block) -> dict[int, np.ndarray]:
         """Per invariant still pending, the states of `block` that break it (on a worker thread)."""
         return {k: self.step.violating(block.cols, k) for k in self.violations.pending}
 
@@ -391,86 +391,6 @@ class Search:
         except Exception as e:  # raised where the result is taken, as from a thread
             done.set_exception(e)
         return done
-
-    def _expand(self, level: Level, start: int, stop: int) -> tuple[Candidates | None, Fresh | None, Checked]:
-        """The candidates of the states of `level` from `start` to `stop`, those of their distinct
-        keys that no earlier level holds, and the states checked (on a worker thread, with N workers)."""
-        began = time.perf_counter()
-        block = self.step.unpack(level.words(start, stop))
-        bad = self._violating(block)
-        seconds = time.perf_counter() - began
-        candidates = self.step.expand(block, drop_stutter=True)
-        checked = Checked(bad, block.rows, steps_per_state(candidates, block.size, self.step.count), seconds)
-        if candidates is None:
-            return None, None, checked
-        build = candidates.build if self.coverage is not None else None  # new states unpacked for coverage only
-        words = None if self.coded_levels or self.tree is not None else candidates.words
-        return candidates, self._fresh_of(candidates.canonical, candidates.rank, build, words), checked
-
-    def _distinct(self, canonical: np.ndarray, rank: np.ndarray) -> Distinct:
-        """The distinct keys of a chunk's candidates (canonical keys, and rank: their order in
-        the scalar engine), each with its smallest rank."""
-        return self.step.distinct(canonical, rank)
-
-    def _fresh_of(self, canonical: np.ndarray, rank: np.ndarray, build: Callable[[np.ndarray], Block] | None,
-                  words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:
-        """The distinct keys of candidates (canonical keys, words x candidates; `rank`: their order
-        in the scalar engine) that no earlier level holds (`_fresh`, `_fresh_codes`)."""
-        if self.tree is not None:
-            return self._fresh_codes(*self.step.distinct_words(canonical, rank), build)
-        return self._fresh(self._distinct(canonical, rank), build, words)
-
-    def _fresh(self, distinct: Distinct, build: Callable[[np.ndarray], Block] | None,
-               words: Callable[[np.ndarray], np.ndarray] | None) -> Fresh:
-        """The distinct keys no earlier level holds, and their states (`build`) or packed words
-        (`words`) where the run keeps them: what a worker does for the main thread. It reads the
-        visited set, the runs on disk, the key filter and the dictionaries, which the main thread
-        only adds to while workers run
-        (kmc/engines/vector/wordcodes.py:WordCodes.lookup); the visited set is read before the runs,
-        as a spill adds a run before it empties the set."""
-        s, e, first = distinct
-        # the stored keys are compared with these keys' own words, the stored codes decoded:
-        # only the keys no earlier level holds are looked up in the dictionaries
-        decode = None if self.codes is None else self.codes.decode
-        fresh = np.flatnonzero(~self._known(s, e, np.flatnonzero(self.seen.maybe(s)), decode))  # in sort-key order
-        s, e, ranks = s[fresh], [x[fresh] for x in e], first[fresh]
-        late = np.zeros(0, dtype=np.int64)
-        raw: list[np.ndarray] = []  # the words of the keys with a word the dictionaries do not know yet
-        if self.codes is not None:
-            coded, unknown = self.codes.lookup(e, self.step.search)
-            late = np.flatnonzero(unknown)
-            e, raw = coded, [x[late] for x in e]
-        order = argsort_unique(ranks)  # the same, in the scalar engine's order
-        block = build(ranks[order]) if build is not None else None
-        packed = words(ranks[order]) if words is not None else None
-        return Fresh(s, e, ranks, order, block, packed, late, raw)
-
-    def _fresh_codes(self, wide: np.ndarray, first: np.ndarray, build: Callable[[np.ndarray], Block] | None) -> Fresh:
-        """`_fresh` for distinct wide keys (words x keys; `first`: their smallest ranks) coded as
-        one word each (kmc/engines/vector/treecodes.py): a key with a part the tree's settled
-        tables lack is new, and keeps its words and the numbers found for the main thread to code."""
-        assert self.tree is not None
-        codes, missing, numbers = self.tree.find(wide)
-        by_code = np.argsort(codes)  # searched in order
-        codes, first, missing = codes[by_code], first[by_code], missing[by_code]
-        fresh = np.flatnonzero(~self._known(codes, [], np.flatnonzero(self.seen.maybe(codes) & ~missing)))
-        codes, ranks = codes[fresh], first[fresh]
-        late = np.flatnonzero(missing[fresh])
-        at = by_code[fresh[late]]
-        order = argsort_unique(ranks)  # in the scalar engine's order
-        block = build(ranks[order]) if build is not None else None
-        return Fresh(codes, [], ranks, order, block, None, late, [np.ascontiguousarray(wide[:, at]), numbers[:, at]])
-
-    def _known(self, s: np.ndarray, e: Sequence[np.ndarray], maybe: np.ndarray, decode: Any = None) -> np.ndarray:
-        """Whether each key (sort keys, other words) is in an earlier level: in the visited set, or
-        a run on disk; only those at `maybe` can be (the others have no bit in the filter)."""
-        known = np.zeros(len(s), dtype=bool)
-        known[maybe] = self.visited.find(s[maybe], [Rows(x, maybe) for x in e], decode)[0]
-        spill = self.spill
-        if spill is not None:
-            unsure = maybe[~known[maybe]]
-            known[unsure] = spill.find(s[unsure], [Rows(x, unsure) for x in e], decode)
-        return known
 
     def _accept(self, fresh: Fresh, rank: np.ndarray, depth: int, nxt: NextLevel, start: int,
                 stutter: np.ndarray | None = None) -> NextLevel:
@@ -608,51 +528,6 @@ class Search:
             self.stopped_by = "max-states"
             return self.limits.max_states - known
         return m
-
-@dataclass
-class Fresh:
-    """A chunk's distinct candidates that no earlier level holds, as a worker found them:
-    their keys in sort-key order (other words coded), smallest ranks, the order of their
-    ranks, and their states (`block`) or packed words (`words`) in that order where the run
-    keeps them. Keys with a word the dictionaries did not know yet (`late`, positions) keep
-    their raw words for the main thread to code. Tree codes (`_fresh_codes`) come sorted, with
-    no other words; a late key's code means nothing until the main thread codes it from `raw`,
-    [its words, the numbers the worker found]."""
-
-    sort_key: np.ndarray
-    extras: list[np.ndarray]
-    first: np.ndarray
-    order: np.ndarray
-    block: Block | None
-    words: np.ndarray | None
-    late: np.ndarray
-    raw: list[np.ndarray]
-
-
-@dataclass
-class Checked:
-    """A chunk of a level as a worker expanded it: per invariant still pending, its states that
-    break it (ascending); its states; and each one's steps (kmc/engines/vector/verdicts.py)."""
-
-    bad: dict[int, np.ndarray]
-    rows: np.ndarray
-    steps: np.ndarray
-    seconds: float  # to unpack the chunk and check it
-
-
-def argsort_unique(values: np.ndarray) -> np.ndarray:
-    """argsort of distinct non-negative ints, by sorting value * 2**b + index when that fits
-    in 63 bits (numpy sorts several times faster than it argsorts)."""
-    n = len(values)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = max(n - 1, 1).bit_length()
-    if int(values.max()) >= 1 << (63 - shift):
-        return np.argsort(values)
-    combined = (values.astype(np.int64) << shift) | np.arange(n, dtype=np.int64)
-    combined.sort()
-    return combined & ((1 << shift) - 1)
-
 
 def _concat(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
     if not parts:
