@@ -97,14 +97,15 @@ class NextLevel:
     carry their state's position in the level as one more word (`placed`), from which the level's
     order is read at its end: the keys are not held a second time in that order."""
 
-    def __init__(self, search: Search):
+    def __init__(self, search: Search, expected: int = 0):
+        """`expected`: the states the level is likely to get (its table is made for them)."""
         self.placed = search.coded_levels
         codes = search.codes if self.placed else None  # (coded levels have codes)
         self.keys: Runs
         if codes is not None:
             self.keys = LevelKeys(search.fmt, codes)
         elif search.step.probes is not None and search.fmt.words == 1:  # one-word keys or codes, natively
-            self.keys = LevelSet(search.fmt, search.step.probes)
+            self.keys = LevelSet(search.fmt, search.step.probes, expected)
         else:
             self.keys = Runs(search.fmt, search.codes)
         self.size = 0
@@ -162,6 +163,7 @@ class Search:
         self.parents: list[Parents] = []  # per level after the first: parent links
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
         self.generated = 0
+        self.level_before = 1  # the states of the level before the last: how fast levels grow
         self.check_seconds, self.checked_states = 0.0, 0  # the time the workers took to check the states expanded
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if options.coverage else None
@@ -255,6 +257,7 @@ class Search:
                 self._check_unexpanded(level, depth)
                 break
             nxt = self._next(level, depth)  # stopped within the level, the rest of it is checked
+            self.level_before = len(level)
             level = None  # expanded: let it go before the next level is merged into the visited set
             level = self._close(nxt, depth)
             if len(level):
@@ -281,7 +284,7 @@ class Search:
         state of `level`, a chunk at a time, in order. With N workers, the next N chunks are
         expanded and deduplicated in N threads while this one is checked against the visited
         set (numpy and the kernels release the GIL in their loops): the same level for any N."""
-        nxt = NextLevel(self)
+        nxt = NextLevel(self, int(len(level) * min(2.0, max(0.5, len(level) / max(1, self.level_before)))))
         numbered = self.distinct - len(level)  # the number of the level's first state
         chunk = chunk_states(self.step.count)
         # every level on the workers, in chunks of at least _SMALLEST_SHARE states: 2 brokers of
