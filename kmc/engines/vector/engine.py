@@ -102,10 +102,12 @@ class NextLevel:
         self.placed = search.coded_levels
         codes = search.codes if self.placed else None  # (coded levels have codes)
         self.keys: Runs
+        self.hashed = False  # the keys in a native hash table: looked up without the key filter
         if codes is not None:
             self.keys = LevelKeys(search.fmt, codes)
         elif search.step.probes is not None and search.fmt.words == 1:  # one-word keys or codes, natively
             self.keys = LevelSet(search.fmt, search.step.probes, expected)
+            self.hashed = True
         else:
             self.keys = Runs(search.fmt, search.codes)
         self.size = 0
@@ -153,7 +155,8 @@ class Search:
         # levels hold states: as keys only when a key is the state (no symmetry)
         self.coded_levels = self.codes is not None and self.step.symmetry is None
         self.visited = self.new_visited()
-        self.seen = KeyFilter(self.step.marks)  # the visited keys and the next level's so far: most new keys skip their search
+        # the visited keys (and, but for levels in a hash table, the next level's so far): most new keys skip their search
+        self.seen = KeyFilter(self.step.marks)
         self.spill: Spill | None = None  # past --memory-limit: visited runs, links and levels on disk
         self.spills = True  # False while a run is to be handed to another engine (Spark), which stops at the limit
         self.verdicts = Verdicts(invariants, options.keep_going)  # the violations and where they are
@@ -410,9 +413,12 @@ class Search:
             e = [x if x.dtype.itemsize >= c.dtype.itemsize else x.astype(c.dtype) for x, c in zip(e, coded)]
             for x, c in zip(e, coded):
                 x[fresh.late] = c
-        maybe = np.flatnonzero(self.seen.maybe(s))  # the others were not found earlier in this level
-        earlier = np.zeros(len(s), dtype=bool)
-        earlier[maybe] = nxt.keys.find(s[maybe], [Rows(x, maybe) for x in e])
+        if nxt.hashed:  # one probe a key, no dearer than the filter's
+            earlier = nxt.keys.find(s, e)
+        else:
+            maybe = np.flatnonzero(self.seen.maybe(s))  # the others were not found earlier in this level
+            earlier = np.zeros(len(s), dtype=bool)
+            earlier[maybe] = nxt.keys.find(s[maybe], [Rows(x, maybe) for x in e])
         stutters = 0 if stutter is None else len(stutter)  # steps to the parent itself: generated, never new
         keep = np.flatnonzero(~earlier[fresh.order])  # positions in the block (scalar order) of the new keys
         if not len(keep):
@@ -430,7 +436,8 @@ class Search:
             placed = [at[kept]]
         nxt.keys.add(s[kept], [*(x[kept] for x in e), *placed])
         nxt.size += cut
-        self.seen.add(s[kept])
+        if not nxt.hashed:  # else the level's keys go in at its end
+            self.seen.add(s[kept])
         if self.stopped_by is None:
             self.generated += len(rank) + stutters
         else:  # the scalar engine stops right after the last state kept
@@ -489,6 +496,8 @@ class Search:
         self.visited.merge(sorted_keys[0], sorted_keys[1], pool=self.pool, ways=self.workers)  # the workers are idle
         if self.tree is not None:
             self.tree.settle()  # the level's codes, now in the visited set, found by the workers from now on
+        if nxt.hashed:  # the level's keys, for the workers' searches of the visited set
+            self.seen.add(sorted_keys[0])
         self._fit()
         if self.properties and len(level):
             self.levels.append(level.words())
