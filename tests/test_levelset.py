@@ -1,7 +1,7 @@
 """A level's one-word keys in a native hash table (kmc/engines/vector/levelset.py,
 kmc/semantics/compiled/hashset.py): each chunk finds exactly the keys earlier chunks added,
 through the table's growth, with the keys 0 and 2**64 - 1 (the free slot's value) among them,
-and the level's end gives every key once, sorted; on a model of one-word keys the compiled
+and the level's end gives every key once, sorted (`insert`, which finds and adds at once, too); on a model of one-word keys the compiled
 engine's counts are TLC's and the scalar engine's."""
 
 from __future__ import annotations
@@ -34,6 +34,21 @@ def test_each_chunk_finds_exactly_what_earlier_chunks_added(chunks: list[list[in
         level.add(new, [])
         held |= {int(k) for k in new}
         assert len(level) == len(held) and 2 * len(held) <= max(len(level.table), 1)
+    assert level.merged().sort_key.tolist() == sorted(held)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.sampled_from(EDGES), st.integers(0, 2**64 - 1), st.integers(0, 50)),
+                         max_size=600), max_size=12), st.integers(0, 3000))
+def test_insert_finds_and_adds_in_one_probe_as_find_then_add(chunks: list[list[int]], expected: int) -> None:
+    level = LevelSet(KeyFormat([64]), KERNELS, expected)
+    held: set[int] = set()
+    for chunk in chunks:
+        keys = np.unique(np.array(chunk, dtype=np.uint64))
+        assert level.insert(keys).tolist() == [int(k) in held for k in keys]
+        held |= {int(k) for k in keys}
+        assert len(level) == len(held) and 2 * len(held) <= len(level.table)
+        assert level.find(keys, []).all()
     assert level.merged().sort_key.tolist() == sorted(held)
 
 

@@ -413,8 +413,11 @@ class Search:
             e = [x if x.dtype.itemsize >= c.dtype.itemsize else x.astype(c.dtype) for x, c in zip(e, coded)]
             for x, c in zip(e, coded):
                 x[fresh.late] = c
-        if nxt.hashed:  # one probe a key, no dearer than the filter's
-            earlier = nxt.keys.find(s, e)
+        # a level in a hash table: one probe a key finds it and adds it, where --max-states
+        # cannot drop any (no dearer than the filter's test)
+        added = isinstance(nxt.keys, LevelSet) and self.limits.max_states is None
+        if isinstance(nxt.keys, LevelSet):
+            earlier = nxt.keys.insert(s) if added else nxt.keys.find(s, e)
         else:
             maybe = np.flatnonzero(self.seen.maybe(s))  # the others were not found earlier in this level
             earlier = np.zeros(len(s), dtype=bool)
@@ -428,15 +431,16 @@ class Search:
         level_rank = fresh.first[order]
         cut = self._limit(len(keep), len(nxt))
         every = cut == len(fresh.order)  # each of the chunk's states in no earlier level is kept
-        kept = np.sort(order[:cut])
-        placed: list[np.ndarray] = []
-        if nxt.placed:  # each new key's position in the level
-            at = np.empty(len(s), dtype=np.int64)
-            at[order[:cut]] = np.arange(nxt.size, nxt.size + cut)
-            placed = [at[kept]]
-        nxt.keys.add(s[kept], [*(x[kept] for x in e), *placed])
+        if not added:
+            kept = np.sort(order[:cut])
+            placed: list[np.ndarray] = []
+            if nxt.placed:  # each new key's position in the level
+                at = np.empty(len(s), dtype=np.int64)
+                at[order[:cut]] = np.arange(nxt.size, nxt.size + cut)
+                placed = [at[kept]]
+            nxt.keys.add(s[kept], [*(x[kept] for x in e), *placed])
         nxt.size += cut
-        if not nxt.hashed:  # else the level's keys go in at its end
+        if not nxt.hashed:  # (and so not `added`: `kept` is set) else the level's keys go in at its end
             self.seen.add(s[kept])
         if self.stopped_by is None:
             self.generated += len(rank) + stutters

@@ -30,6 +30,8 @@ class Probes(Protocol):
 
     def holds(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
 
+    def insert(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
+
 
 class LevelSet(Runs):
     """A level's one-word keys: each chunk's new keys (sorted) as they came, and a hash table of
@@ -58,13 +60,28 @@ class LevelSet(Runs):
         """Add distinct keys, given in sort-key order, that the level does not hold."""
         if not len(sort_key):
             return
+        self._room(len(sort_key))
         self.parts.append(sort_key)
         self.held += len(sort_key)
-        if 2 * self.held > len(self.table):  # at most half the slots taken
-            self.table = np.full(_slots(self.held), EMPTY, dtype=np.uint64)
-            for part in self.parts[:-1]:  # the keys held, added again
-                self.probes.add(self.table, self.flag, part)
         self.probes.add(self.table, self.flag, sort_key)
+
+    def insert(self, sort_key: np.ndarray) -> np.ndarray:
+        """`find` and `add` at once, one probe a key: whether each of distinct keys, given in
+        sort-key order, was held; those that were not are added."""
+        self._room(len(sort_key))
+        held = self.probes.insert(self.table, self.flag, sort_key)
+        new = sort_key[~held]
+        if len(new):
+            self.parts.append(new)
+            self.held += len(new)
+        return held
+
+    def _room(self, more: int) -> None:
+        """A table with room for `more` keys: at most half its slots taken."""
+        if 2 * (self.held + more) > len(self.table):
+            self.table = np.full(_slots(self.held + more), EMPTY, dtype=np.uint64)
+            for part in self.parts:  # the keys held, added again
+                self.probes.add(self.table, self.flag, part)
 
     def merged(self) -> Visited:
         keys = np.concatenate(self.parts) if self.parts else np.zeros(0, dtype=np.uint64)

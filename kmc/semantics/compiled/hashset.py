@@ -5,13 +5,15 @@ The table is open-addressed with linear probing: uint64 slots, each a key or EMP
 the key EMPTY itself is held by a flag beside the table), a key's first slot the top bits of
 its mix (kmc/engines/vector/keyset.py:mix, as the key filter's bit). `add(keys, n, table,
 shift, flag)` puts each key in, once; `holds(keys, n, table, shift, flag, out)` writes 1
-where a key is in the table. Each fetches the first slot of the key 32 keys on while it probes
+where a key is in the table; `insert(keys, n, table, shift, flag, out)` does both, one probe a
+key: 1 where a key was held, and 0 where it was not and is now. Each fetches the first slot of the key 32 keys on while it probes
 this one's: a table larger than the cache misses at nearly every key.
 """
 
 from __future__ import annotations
 
 import ctypes
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
@@ -51,7 +53,9 @@ def hash_kernels(module: ir.Module) -> None:
     prefetch = prefetch_function(module)
     empty = c64(-1)
     for name, args in (("add", ("keys", "n", "table", "shift", "flag")),
-                       ("holds", ("keys", "n", "table", "shift", "flag", "out"))):
+                       ("holds", ("keys", "n", "table", "shift", "flag", "out")),
+                       ("insert", ("keys", "n", "table", "shift", "flag", "out"))):
+        writes = name != "holds"
         fn, a = kernel_function(module, name, args,
                                 lambda x: I64 if x in ("n", "shift") else I8.as_pointer() if x == "out" else P64)
         b = ir.IRBuilder(fn.append_basic_block("entry"))
@@ -59,16 +63,16 @@ def hash_kernels(module: ir.Module) -> None:
         mask = slot_mask(b, a["shift"])
         last = b.sub(a["n"], c64(1))
         with Loop(b, a["n"], "i") as li:
-            fetch_ahead(b, prefetch, a["keys"], a["table"], a["shift"], li.value, last, write=name == "add")
+            fetch_ahead(b, prefetch, a["keys"], a["table"], a["shift"], li.value, last, write=writes)
             key = b.load(b.gep(a["keys"], [li.value], inbounds=True))
-            out = b.gep(a["out"], [li.value], inbounds=True) if name == "holds" else None
+            out = b.gep(a["out"], [li.value], inbounds=True) if name != "add" else None
             flagged, probe = fn.append_basic_block("flagged"), fn.append_basic_block("probe")
             b.cbranch(b.icmp_unsigned("==", key, empty), flagged, probe)
             b.position_at_end(flagged)  # the key EMPTY: the flag
-            if out is None:
-                b.store(c64(1), a["flag"])
-            else:
+            if out is not None:
                 b.store(b.trunc(b.load(a["flag"]), I8), out)
+            if writes:
+                b.store(c64(1), a["flag"])
             b.branch(li.next_)
             b.position_at_end(probe)
             b.store(b.lshr(mixed(b, key), a["shift"]), slot)
@@ -89,16 +93,16 @@ def hash_kernels(module: ir.Module) -> None:
                 b.store(ir.Constant(I8, 1), out)
             b.branch(li.next_)
             b.position_at_end(vacant)
-            if out is None:
+            if writes:
                 b.store(key, b.gep(a["table"], [at], inbounds=True))
-            else:
+            if out is not None:
                 b.store(ir.Constant(I8, 0), out)
             b.branch(li.next_)
         b.ret_void()
 
 
 class HashKernels:
-    """`add` and `holds` over a table of 2**bits slots (uint64, EMPTY where free) and its flag
+    """`add`, `holds` and `insert` over a table of 2**bits slots (uint64, EMPTY where free) and its flag
     (int64[1]: whether the key EMPTY is held)."""
 
     def __init__(self) -> None:
@@ -111,6 +115,8 @@ class HashKernels:
         self._add = function("add", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p])
         self._holds = function("holds", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
                                          ctypes.c_void_p, ctypes.c_void_p])
+        self._insert = function("insert", [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+                                           ctypes.c_void_p, ctypes.c_void_p])
 
     def add(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> None:
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
@@ -118,11 +124,19 @@ class HashKernels:
             self._add(keys.ctypes.data, len(keys), table.ctypes.data, _shift(table), flag.ctypes.data)
 
     def holds(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        return self._marked(self._holds, table, flag, keys)
+
+    def insert(self, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Whether each of distinct keys was held; those not held are added (the table must
+        have room for them)."""
+        return self._marked(self._insert, table, flag, keys)
+
+    @staticmethod
+    def _marked(kernel: Any, table: np.ndarray, flag: np.ndarray, keys: np.ndarray) -> np.ndarray:
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
         out = np.empty(len(keys), dtype=np.uint8)
         if len(keys):
-            self._holds(keys.ctypes.data, len(keys), table.ctypes.data, _shift(table), flag.ctypes.data,
-                        out.ctypes.data)
+            kernel(keys.ctypes.data, len(keys), table.ctypes.data, _shift(table), flag.ctypes.data, out.ctypes.data)
         return out.view(np.bool_)
 
 
