@@ -228,18 +228,3 @@ def test_the_jvms_compile_with_c1_only(spark_session: Any) -> None:
         assert "-XX:TieredStopAtLevel=1" in opts.split() and "-Dlog4j2.configurationFile=" in opts
     mine = "-Xss4m"
     assert settings("local[2]", 2, {"spark.executor.extraJavaOptions": mine})["spark.executor.extraJavaOptions"] == mine
-
-
-def test_a_sender_chunk_fits_its_candidate_indices_beside_a_one_word_key() -> None:
-    """2PC with 10 RMs packs into one 44-bit word, and the vector engine's chunk gives 2**21
-    candidates: halved, a chunk's indices take 20 bits and key and index sort as one word.
-    Wider keys keep the vector engine's chunk (their sort key is a 64-bit mix)."""
-    from kmc.engines.spark.tasks import sender_chunk
-    from kmc.engines.vector.engine import chunk_states
-    from kmc.engines.vector.levelstep import LevelStep
-
-    ten = LevelStep(build("examples/two_phase_commit/model.py", rms=10)[0], [], False)
-    assert ten.packing.word_bits == [44] and chunk_states(ten.count) * ten.count > 1 << 20
-    assert sender_chunk(ten) == chunk_states(ten.count) // 2 and sender_chunk(ten) * ten.count <= 1 << 20
-    wide = LevelStep(*build("replication", mode="kip320", replicas=3), False)
-    assert wide.fmt.words > 1 and sender_chunk(wide) == chunk_states(wide.count)

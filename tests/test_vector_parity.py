@@ -158,3 +158,18 @@ def test_levels_in_chunks(monkeypatch: pytest.MonkeyPatch, chunk: int, mode: str
     monkeypatch.setattr(vector, "chunk_states", lambda instances: chunk)
     model, invariants = build("replication", mode=mode)
     assert_same_run(model, invariants, *limits)
+
+
+def test_a_chunk_fits_its_candidate_ranks_beside_a_one_word_key() -> None:
+    """2PC with 10 RMs packs into one 44-bit word, and `chunk_states` gives 2**21 candidates:
+    halved, a chunk's ranks take 20 bits and key and rank sort as one word. Wider keys keep
+    `chunk_states` (their sort key is a 64-bit mix). The Spark engine's senders chunk so too."""
+    from conftest import build
+    from kmc.engines.vector.levelstep import LevelStep
+
+    ten = LevelStep(build("examples/two_phase_commit/model.py", rms=10)[0], [], False)
+    assert ten.packing.word_bits == [44] and vector.chunk_states(ten.count) * ten.count > 1 << 20
+    chunk = vector.expansion_chunk(ten)
+    assert chunk == vector.chunk_states(ten.count) // 2 and chunk * ten.count <= 1 << 20
+    wide = LevelStep(*build("replication", mode="kip320", replicas=3), False)
+    assert wide.fmt.words > 1 and vector.expansion_chunk(wide) == vector.chunk_states(wide.count)

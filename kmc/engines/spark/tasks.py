@@ -34,7 +34,7 @@ from kmc.engines.spark import wire
 from kmc.engines.spark.visited import VisitedRuns
 from kmc.engines.spark.wire import Packed
 from kmc.engines.spark.factory import ModelFactory
-from kmc.engines.vector.engine import chunk_states
+from kmc.engines.vector.engine import expansion_chunk
 from kmc.engines.vector.fresh import argsort_unique
 from kmc.engines.vector.keyset import first_occurrences, mix
 from kmc.engines.vector.levelstep import LevelStep
@@ -210,11 +210,11 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     deduplication. A candidate's index (parent index x instances + instance id) orders the
     candidates as their path ranks do, since the parents are in rank order: so each key's
     smallest index is its smallest rank, found by the vector engine's first-occurrence sort.
-    The states are expanded and deduplicated in chunks (`sender_chunk`; each unpacked from
+    The states are expanded and deduplicated in chunks (`expansion_chunk`, the vector engine's; each unpacked from
     its packed words, as the vector engine does; sorts that fit in the caches), then the
     chunks' distinct keys are merged. Without symmetry the key is the state, and no states are
     packed here."""
-    chunk = sender_chunk(step)
+    chunk = expansion_chunk(step)
     found: list[tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray | None]] = []
     generated = 0
     packed_states = states.packed(step)
@@ -243,19 +243,6 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
     child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
     return Packed(s, e, child_ranks, packed), generated
-
-
-def sender_chunk(step: LevelStep) -> int:
-    """States expanded at once by a sender: the vector engine's chunk, halved (down to a
-    quarter) until a chunk's candidate indices fit beside a one-word key in 64 bits, where
-    `first_occurrences` sorts key and index as one word, about twice as fast as its argsort
-    (2PC 10 RMs: a 44-bit key; 2**21 candidates a chunk did not fit, 2**20 do)."""
-    widest = chunk = chunk_states(step.count)
-    if step.fmt.words == 1:
-        fits = 1 << (64 - step.packing.word_bits[0])  # candidate indices that fit beside the key
-        while chunk * step.count > fits and chunk > widest // 4:
-            chunk //= 2
-    return chunk
 
 
 def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list[int]:
