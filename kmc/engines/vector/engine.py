@@ -179,7 +179,7 @@ class Search:
         self.parents: list[Parents] = []  # per level after the first: parent links
         self.iids: list[np.ndarray] = []  # per level after the first: instance id
         self.generated = 0
-        self.level_before = 1  # the states of the level before the last: how fast levels grow
+        self.level_before = 0  # the states of the level before the last (0: not known, as at --resume)
         self.check_seconds, self.checked_states = 0.0, 0  # the time the workers took to check the states expanded
         self.stopped_by: str | None = None
         self.coverage = Coverage(model) if options.coverage else None
@@ -300,7 +300,8 @@ class Search:
         state of `level`, a chunk at a time, in order. With N workers, the next N chunks are
         expanded and deduplicated in N threads while this one is checked against the visited
         set (numpy and the kernels release the GIL in their loops): the same level for any N."""
-        nxt = NextLevel(self, int(len(level) * min(2.0, max(0.5, len(level) / max(1, self.level_before)))))
+        growth = min(2.0, max(0.5, len(level) / self.level_before)) if self.level_before else 1.0
+        nxt = NextLevel(self, int(len(level) * growth))  # its table made for as many states as levels grow
         numbered = self.distinct - len(level)  # the number of the level's first state
         chunk = expansion_chunk(self.step)
         # every level on the workers, in chunks of at least _SMALLEST_SHARE states: 2 brokers of
