@@ -115,12 +115,10 @@ class NextLevel:
         self.placed = search.coded_levels
         codes = search.codes if self.placed else None  # (coded levels have codes)
         self.keys: Runs
-        self.hashed = False  # the keys in a native hash table: looked up without the key filter
         if codes is not None:
             self.keys = LevelKeys(search.fmt, codes)
         elif search.step.probes is not None and search.fmt.words == 1:  # one-word keys or codes, natively
             self.keys = LevelSet(search.fmt, search.step.probes, expected)
-            self.hashed = True
         else:
             self.keys = Runs(search.fmt, search.codes)
         self.size = 0
@@ -132,6 +130,11 @@ class NextLevel:
 
     def __len__(self) -> int:
         return self.size
+
+    @property
+    def hashed(self) -> bool:
+        """Whether the keys are in a native hash table, looked up without the key filter."""
+        return isinstance(self.keys, LevelSet)
 
 
 class Search:
@@ -429,9 +432,10 @@ class Search:
                 x[fresh.late] = c
         # a level in a hash table: one probe a key finds it and adds it, where --max-states
         # cannot drop any (no dearer than the filter's test)
-        added = isinstance(nxt.keys, LevelSet) and self.limits.max_states is None
-        if isinstance(nxt.keys, LevelSet):
-            earlier = nxt.keys.insert(s) if added else nxt.keys.find(s, e)
+        keys = nxt.keys
+        added = isinstance(keys, LevelSet) and self.limits.max_states is None
+        if isinstance(keys, LevelSet):
+            earlier = keys.insert(s) if added else keys.find(s, e)
         else:
             maybe = np.flatnonzero(self.seen.maybe(s))  # the others were not found earlier in this level
             earlier = np.zeros(len(s), dtype=bool)
@@ -453,9 +457,9 @@ class Search:
                 at[order[:cut]] = np.arange(nxt.size, nxt.size + cut)
                 placed = [at[kept]]
             nxt.keys.add(s[kept], [*(x[kept] for x in e), *placed])
+            if not nxt.hashed:  # else the level's keys go in at its end
+                self.seen.add(s[kept])
         nxt.size += cut
-        if not nxt.hashed:  # (and so not `added`: `kept` is set) else the level's keys go in at its end
-            self.seen.add(s[kept])
         if self.stopped_by is None:
             self.generated += len(rank) + stutters
         else:  # the scalar engine stops right after the last state kept
