@@ -185,6 +185,7 @@ class _Run:
                 return done
             self._start_spark(len(search.initial))
             self._from_vector(search, level, depth)
+            del search, level  # the in-process search's tables and level: the executors hold the states now
         else:
             if root is not None:
                 store.check_fresh(root)
@@ -317,8 +318,9 @@ class _Run:
         if search.codes is not None:  # the vector engine stores wide keys coded: Spark takes them whole
             extras = search.codes.decode(extras)
         elif search.tree is not None:  # the compiled engine stores wide keys as tree codes: the same
-            sort_key, extras = step.fmt.split(search.tree.decode(sort_key))
-            order = np.argsort(sort_key, kind="stable")
+            sort_key, extras = search.step.split(search.tree.decode(sort_key))  # native sort keys
+            # by owner, then by sort key: each owner's share is one slice, gathered in order
+            order = np.lexsort((sort_key, tasks.owner_of(sort_key, self.partitions)))
             sort_key, extras = sort_key[order], [x[order] for x in extras]
         visited = Packed(sort_key, extras, np.zeros((len(search.visited), 1), dtype=np.uint64), None)
         for state, (lv, index) in search.found_at.items():

@@ -36,7 +36,7 @@ from kmc.engines.spark.wire import Packed
 from kmc.engines.spark.factory import ModelFactory
 from kmc.engines.vector.engine import expansion_chunk
 from kmc.engines.vector.fresh import argsort_unique
-from kmc.engines.vector.keyset import first_occurrences, mix
+from kmc.engines.vector.keyset import mix
 from kmc.engines.vector.levelstep import LevelStep
 
 U64 = np.uint64
@@ -209,13 +209,13 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
     smallest path rank, in rank order; and how many candidates there were before
     deduplication. A candidate's index (parent index x instances + instance id) orders the
     candidates as their path ranks do, since the parents are in rank order: so each key's
-    smallest index is its smallest rank, found by the vector engine's first-occurrence sort.
-    The states are expanded and deduplicated in chunks (`expansion_chunk`, the vector engine's; each unpacked from
-    its packed words, as the vector engine does; sorts that fit in the caches), then the
-    chunks' distinct keys are merged. Without symmetry the key is the state, and no states are
-    packed here."""
+    smallest index is its smallest rank, found by the step's first-occurrence deduplication
+    (native on compiled kernels). The states are expanded and deduplicated in chunks
+    (`expansion_chunk`, the vector engine's; each unpacked from its packed words; sorts and
+    tables that fit in the caches), then the chunks' distinct keys are deduplicated together.
+    Without symmetry the key is the state, and no states are packed here."""
     chunk = expansion_chunk(step)
-    found: list[tuple[np.ndarray, list[np.ndarray], np.ndarray, np.ndarray | None]] = []
+    found: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []  # keys (words x keys), first index, states
     generated = 0
     packed_states = states.packed(step)
     for start in range(0, len(states), chunk):
@@ -224,25 +224,37 @@ def candidates(job: Job, step: LevelStep, states: Packed, level: int) -> tuple[P
         if c is None:
             continue
         generated += len(c.rank) + len(c.stutter)  # a step to the parent itself: generated, never new
-        s, e, first = step.distinct(c.canonical, c.rank)
-        packed = c.words(first).T if step.symmetry is not None else None  # the states, not their canonical keys
-        found.append((s, e, first + start * step.count, packed))
+        if step.symmetry is None:
+            words, first = step.distinct_words(c.canonical, c.rank)
+            found.append((np.ascontiguousarray(words), first + start * step.count, None))  # as kernels read keys
+        else:  # the canonical keys, and the states themselves (not their canonical keys) to send
+            s, e, first = step.distinct(c.canonical, c.rank)
+            found.append((step.fmt.join(s, e), first + start * step.count, c.words(first).T))
     if not found:
         return None, generated
-    if len(found) == 1:
-        s, e, first, packed = found[0]
-    else:  # a key found by several chunks: its first chunk has its smallest index
-        s, e, at = first_occurrences(np.concatenate([f[0] for f in found]),
-                                     [np.concatenate([f[1][w] for f in found]) for w in range(len(found[0][1]))],
-                                     None, runs=True)
-        first = np.concatenate([f[2] for f in found])[at]
-        packed = None if step.symmetry is None else np.concatenate([f[3] for f in found if f[3] is not None])[at]
+    words, first = found[0][0], found[0][1]
+    if len(found) > 1:  # a key found by several chunks: its smallest index wins
+        words, first = step.distinct_words(np.concatenate([f[0] for f in found], axis=1),
+                                           np.concatenate([f[1] for f in found]))
     ranked = argsort_unique(first)  # sent in rank order: each owner merges one run per sender
-    s, e, first = s[ranked], [x[ranked] for x in e], first[ranked]
-    packed = None if packed is None else packed[ranked]
-    words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
-    child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, words)
+    first = first[ranked]
+    s, e = step.split(_gathered(words, ranked))
+    packed = None
+    if step.symmetry is not None:  # each key's state: that of the candidate of its smallest index
+        index = np.concatenate([f[1] for f in found])
+        order = np.argsort(index)
+        packed = np.concatenate([f[2] for f in found if f[2] is not None])[order[np.searchsorted(index[order], first)]]
+    rank_words = ranks_.words_for(ranks_.bits_at(job.b0, job.b, level + 1))
+    child_ranks = ranks_.extend(states.ranks[first // step.count], first % step.count, job.b, rank_words)
     return Packed(s, e, child_ranks, packed), generated
+
+
+def _gathered(words: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The keys at `at` of `words` (words x keys), laid out words x keys in C order (as the
+    kernels read keys): a key-major array is gathered by whole keys, then transposed once."""
+    if words.flags.f_contiguous and not words.flags.c_contiguous:
+        return np.ascontiguousarray(words.T[at].T)
+    return np.take(words, at, axis=1)
 
 
 def generated_up_to(job: Job, level: int, last: int, it: Iterable[Held]) -> list[int]:
@@ -288,7 +300,8 @@ def merged(job: Job, home: str | None, level: int, pending: tuple[int, ...], ind
     got = wire.concat([wire.decode(x) for x in received if isinstance(x, bytes)], empty(step, words))
     decoding = time.perf_counter() - began
     order = ranks_.lexorder(got.ranks) if len(got) > 1 else np.arange(len(got))
-    s, e, first = first_occurrences(got.sort_key[order], [x[order] for x in got.extras], None)  # smallest rank
+    keys = step.fmt.join(got.sort_key[order], [x[order] for x in got.extras])  # in rank order
+    s, e, first = step.distinct(keys, np.arange(len(got), dtype=np.int64)) if len(got) else (got.sort_key, got.extras, order)
     new = np.flatnonzero(~visited.find(s, e))
     visited.add_levels((level, level), s[new], [x[new] for x in e])
     _maybe_fail(job, level, index)

@@ -33,10 +33,13 @@ class VisitedRuns(Runs):
 
     @classmethod
     def of(cls, fmt: KeyFormat, span: Span, sort_key: np.ndarray, extras: list[np.ndarray]) -> VisitedRuns:
-        """One run of distinct keys, given in any order."""
+        """One run of distinct keys, given in any order (a run is ordered by sort key alone:
+        `Visited.find` looks through the keys sharing a sort key)."""
         runs = cls(fmt)
-        order = np.lexsort([*reversed(extras), sort_key])
-        runs.add_levels(span, sort_key[order], [x[order] for x in extras])
+        if len(sort_key) > 1 and bool((sort_key[1:] < sort_key[:-1]).any()):
+            order = np.argsort(sort_key, kind="stable")
+            sort_key, extras = sort_key[order], [x[order] for x in extras]
+        runs.add_levels(span, sort_key, extras)
         return runs
 
     def add_levels(self, span: Span, sort_key: np.ndarray, extras: list[np.ndarray]) -> None:

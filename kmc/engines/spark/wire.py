@@ -61,7 +61,7 @@ class Packed:
         states at a time, unpacked from their words: each slice stays in the caches."""
         words = self.packed(step)
         for i in range(0, len(self), _UNPACKED):
-            yield i, step.packing.unpack_columns(words[:, i:i + _UNPACKED], step.dtype)
+            yield i, step.columns(np.ascontiguousarray(words[:, i:i + _UNPACKED]))
 
     def state(self, step: LevelStep, i: int) -> tuple[int, ...]:
         """State i, unpacked (only its own words joined)."""

@@ -156,6 +156,11 @@ class LevelStep:
         s, e, first = self.distinct(canonical, rank)
         return self.fmt.join(s, e), first
 
+    def columns(self, words: np.ndarray) -> np.ndarray:
+        """The columns (positions x states) of the states packed in `words` (words x states),
+        laid out as `violating` reads them fastest."""
+        return self.packing.unpack_columns(words, self.dtype)
+
     def unpack(self, words: np.ndarray) -> Block:
         """The block of the states packed in `words` (words x states, identity layout)."""
         cols = self.packing.unpack_columns(words, self.dtype)
