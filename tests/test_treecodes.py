@@ -135,6 +135,25 @@ def test_a_tree_coded_run_is_the_run_and_keeps_fewer_bytes_a_state() -> None:
     assert result.bytes_per_state < 26  # regression pin: 24.5 (12.7 of it the tables'); word codes took 29.8
 
 
+@pytest.mark.parametrize("bound", [0, 200_000, 1 << 30], ids=["decoded", "kept-then-decoded", "kept"])
+def test_a_level_is_the_same_whether_its_words_are_kept_or_decoded(monkeypatch: pytest.MonkeyPatch, bound: int) -> None:
+    """A small level of tree codes keeps its states' words (no decode when it is expanded); one
+    that grows past the bound while it is built drops them. TLC's count either way, and the same
+    first violation (v3.5 on the same bounds loses a committed record)."""
+    from kmc.engines.vector import engine as vector
+
+    monkeypatch.setattr(vector, "_DECODED_BYTES", bound)
+    model, invariants = build("kraft", **KRAFT, min_insync_replicas=2, fence_broker_limit=1)
+    result = check(model, invariants, engine="compiled", search=SearchOptions(), workers=2)
+    assert (result.distinct_states, result.depth) == (290_764, 41)
+    v35, invariants = build("kraft", **{**KRAFT, "mode": "v3.5"}, min_insync_replicas=2, fence_broker_limit=1)
+    lost = check(v35, invariants, engine="compiled", search=SearchOptions(), workers=2)
+    reference = check(v35, invariants, engine="vector", search=SearchOptions())
+    assert lost.stopped_by == reference.stopped_by == "violation"
+    assert [(n, v.trace is not None and [s.state for s in v.trace.steps]) for n, v in lost.invariants.items()] == \
+        [(n, v.trace is not None and [s.state for s in v.trace.steps]) for n, v in reference.invariants.items()]
+
+
 def _kept(root: Path) -> tuple[object, object]:
     model, invariants = build("kraft", **KRAFT)
     first = check(model, invariants, engine="compiled", limits=Limits(max_depth=9), checkpoint=Checkpoint(directory=root))

@@ -69,6 +69,9 @@ _SMALLEST_SHARE = 4096  # ... of at least this many states (each chunk costs som
 # 6.55-7.45 s with 2 against 7.07-8.34 s with 1 (the workers waited while this thread accepted)
 _AHEAD = 2
 _TRIM_FROM = 128 << 20  # a level's end gives freed memory back when the heaps hold this much of it
+# a level of tree codes expected to take at most this as words keeps them too, and is not decoded
+# when it is expanded (kraft kip966, 2 brokers: every level; decoding took 9 % of the workers' time)
+_DECODED_BYTES = 16 << 20
 
 
 def chunk_states(instances: int) -> int:
@@ -125,6 +128,10 @@ class NextLevel:
         self.generated_before = search.generated  # when the level before began to be expanded
         self.steps: list[np.ndarray] = []  # per chunk of the level before: each state's steps
         self.words: list[np.ndarray] = []  # per chunk: words x states kept (levels held as words)
+        # per chunk, the words of the states kept where the level holds tree codes and is small
+        # (_DECODED_BYTES); None: the level is decoded as it is expanded
+        small = search.tree is not None and expected * search.step.packing.words * 8 <= _DECODED_BYTES
+        self.decoded: list[np.ndarray] | None = [] if small else None
         self.parents: list[np.ndarray] = []
         self.iids: list[np.ndarray] = []
 
@@ -170,6 +177,7 @@ class Search:
         self.codes = WordCodes(self.fmt) if self.fmt.words >= 3 else None
         # levels hold states: as keys only when a key is the state (no symmetry)
         self.coded_levels = self.codes is not None and self.step.symmetry is None
+        self.keep_decoded = False  # with tree codes: whether the level being built keeps its words
         self.visited = self.new_visited()
         # the visited keys (and, but for levels in a hash table, the next level's so far): most new keys skip their search
         self.seen = KeyFilter(self.step.marks)
@@ -305,6 +313,7 @@ class Search:
         set (numpy and the kernels release the GIL in their loops): the same level for any N."""
         growth = min(2.0, max(0.5, len(level) / self.level_before)) if self.level_before else 1.0
         nxt = NextLevel(self, int(len(level) * growth))  # its table made for as many states as levels grow
+        self.keep_decoded = nxt.decoded is not None  # the workers give the new states' words too
         numbered = self.distinct - len(level)  # the number of the level's first state
         chunk = expansion_chunk(self.step)
         # every level on the workers, in chunks of at least _SMALLEST_SHARE states: 2 brokers of
@@ -482,8 +491,13 @@ class Search:
         else:
             nxt.parents.append((level_rank[:cut] // count + start).astype(np.int32))
             nxt.iids.append((level_rank[:cut] % count).astype(self.step.iid_dtype))
-        if self.tree is not None:  # a level of codes
+        if self.tree is not None:  # a level of codes, and while it is small its states' words
             nxt.words.append(s[order[:cut]][None, :])
+            if nxt.decoded is not None:
+                if fresh.words is None or nxt.size * fresh.words.shape[0] * 8 > _DECODED_BYTES:
+                    nxt.decoded = None  # it grew past the bound: decoded as it is expanded
+                else:
+                    nxt.decoded.append(fresh.words if every else fresh.words[:, keep[:cut]])
         elif not self.coded_levels:
             assert fresh.words is not None
             nxt.words.append(fresh.words if every else np.ascontiguousarray(fresh.words[:, keep[:cut]]))
@@ -504,8 +518,10 @@ class Search:
             keys = nxt.keys.merged()
             sorted_keys = (keys.sort_key, keys.extras)
             level = Level.of_words(np.concatenate(nxt.words, axis=1) if len(nxt.words) > 1 else nxt.words[0]
-                                   if nxt.words else np.zeros((self.level_rows, 0), dtype=U64), self.decode)
+                                   if nxt.words else np.zeros((self.level_rows, 0), dtype=U64), self.decode,
+                                   np.concatenate(nxt.decoded, axis=1) if nxt.decoded else None)
         nxt.words.clear()
+        nxt.decoded = None
         self.expansion = Expansion(nxt.generated_before, _concat(nxt.steps, np.min_scalar_type(self.step.count))) \
             if depth > 0 else None
         nxt.steps.clear()

@@ -39,6 +39,8 @@ class Search(Protocol):
     @property
     def codes(self) -> WordCodes | None: ...
     @property
+    def keep_decoded(self) -> bool: ...
+    @property
     def seen(self) -> KeyFilter: ...
     @property
     def visited(self) -> Visited: ...
@@ -145,7 +147,8 @@ def fresh_codes(search: Search, wide: np.ndarray, first: np.ndarray,
     at = by_code[fresh[late]]
     order = argsort_unique(ranks)  # in the scalar engine's order
     block = build(ranks[order]) if build is not None else None
-    return Fresh(codes, [], ranks, order, block, None, late, [np.ascontiguousarray(wide[:, at]), numbers[:, at]])
+    words = np.ascontiguousarray(wide[:, by_code[fresh[order]]]) if search.keep_decoded else None  # a small level's
+    return Fresh(codes, [], ranks, order, block, words, late, [np.ascontiguousarray(wide[:, at]), numbers[:, at]])
 
 
 def known(search: Search, s: np.ndarray, e: Sequence[np.ndarray], maybe: np.ndarray, decode: Any = None) -> np.ndarray:

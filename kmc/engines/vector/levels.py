@@ -43,7 +43,8 @@ class Level:
 
     def __init__(self, size: int, words: np.ndarray | None = None, coded: tuple[np.ndarray, list[np.ndarray]] | None = None,
                  fmt: KeyFormat | None = None, codes: WordCodes | None = None, layout: Layout | None = None,
-                 unpack: UnpackWords = unpack_words, decode: Callable[[np.ndarray], np.ndarray] | None = None):
+                 unpack: UnpackWords = unpack_words, decode: Callable[[np.ndarray], np.ndarray] | None = None,
+                 decoded: np.ndarray | None = None):
         self.size = size
         self._words = words
         self._coded = coded  # (sort keys, each word's indices), or with `layout` (sort keys, lanes)
@@ -52,12 +53,14 @@ class Level:
         self._layout = layout
         self._unpack = unpack  # bit-packed words to words (with `layout`)
         self._decode = decode  # codes (the one row of `words`) to words
+        self._decoded = decoded  # those words (words x states), where a small level keeps them
 
     @classmethod
-    def of_words(cls, words: np.ndarray, decode: Callable[[np.ndarray], np.ndarray] | None = None) -> Level:
+    def of_words(cls, words: np.ndarray, decode: Callable[[np.ndarray], np.ndarray] | None = None,
+                 decoded: np.ndarray | None = None) -> Level:
         """The level of states given as words (words x states), or as one-word codes (1 x
-        states) that `decode` gives the words of."""
-        return cls(words.shape[1], words=words, decode=decode)
+        states) that `decode` gives the words of (`decoded`: those words, where they are kept)."""
+        return cls(words.shape[1], words=words, decode=decode, decoded=decoded)
 
     @classmethod
     def of_codes(cls, sort_key: np.ndarray, extras: list[np.ndarray], fmt: KeyFormat, codes: WordCodes,
@@ -81,7 +84,8 @@ class Level:
     @property
     def memory_bytes(self) -> int:
         """What it holds in memory (not on disk)."""
-        return sum(a.nbytes for a in self._arrays() if not isinstance(a, np.memmap))
+        kept = 0 if self._decoded is None else self._decoded.nbytes
+        return kept + sum(a.nbytes for a in self._arrays() if not isinstance(a, np.memmap))
 
     def columns(self) -> list[tuple[str, Callable[[], np.ndarray]]]:
         """Its arrays in the level's order, each by name (`words`, or `sort` and `word-W`) and
@@ -112,6 +116,8 @@ class Level:
     def words(self, start: int = 0, stop: int | None = None) -> np.ndarray:
         """The packed words (words x states, uint64) of the states from `start` to `stop`."""
         if self._words is not None:
+            if self._decoded is not None:
+                return self._decoded[:, start:stop]
             if self._decode is not None:
                 return self._decode(np.ascontiguousarray(self._words[0, start:stop]))
             return self._words[:, start:stop]
