@@ -73,6 +73,25 @@ def test_keys_have_the_same_code_exactly_when_they_are_equal(kernels: InternKern
     assert pairs.shape[1] == len(np.unique(codes))  # code -> key is a function, and one-to-one
 
 
+def test_the_whole_tree_in_one_call_numbers_as_each_table_alone(kernels: InternKernels) -> None:
+    """The fused kernels (every leaf and inner node in one call) against each table searched
+    alone, bottom-up; keys laid out by word (C order) or by key (a gather's F order)."""
+    rng = np.random.default_rng(11)
+    tree = TreeCodes(47, kernels)
+    keys = _keys(rng, 47, 3000, 3)
+    codes = tree.code(np.asfortranarray(keys))
+    assert np.array_equal(codes, tree.code(keys))
+    tree.settle()
+    expected = np.empty((47 + len(tree.nodes) - 1, keys.shape[1]), dtype=np.uint32)
+    for w, leaf in enumerate(tree.leaves):
+        expected[w] = leaf.find(keys[w])
+    for k, (left, right) in enumerate(tree.nodes[:-1], start=47):
+        expected[k] = tree.inner.find((expected[left].astype(U64) << U64(32)) | expected[right].astype(U64))
+    for layout, reference in ((keys, expected), (np.asfortranarray(keys), expected), (keys[:, ::-1], expected[:, ::-1])):
+        found, missing, numbers = tree.find(layout)
+        assert np.array_equal(numbers, reference) and not missing.any()
+
+
 def test_find_gives_the_codes_of_settled_keys_and_marks_the_others(kernels: InternKernels) -> None:
     rng = np.random.default_rng(7)
     tree = TreeCodes(47, kernels)

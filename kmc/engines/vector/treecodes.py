@@ -21,7 +21,7 @@ A key `find` cannot number has a leaf or an inner node first met since: no key s
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -39,6 +39,9 @@ class InternKernels(Protocol):
     def intern(self, slots: np.ndarray, values: np.ndarray, count: np.ndarray, keys: np.ndarray) -> np.ndarray: ...
 
     def find(self, slots: np.ndarray, values: np.ndarray, limit: int, keys: np.ndarray) -> np.ndarray: ...
+
+    def tree(self, coding: bool, keys: np.ndarray, left: np.ndarray, right: np.ndarray,
+             tables: Sequence[tuple[np.ndarray, np.ndarray, int | np.ndarray]], numbers: np.ndarray) -> None: ...
 
 
 class Interned:
@@ -72,7 +75,12 @@ class Interned:
 
     def _add(self, keys: np.ndarray) -> np.ndarray:
         """Numbers for keys not held (some may repeat), with room made for them first."""
-        need = len(self) + len(keys)
+        self.reserve(len(keys))
+        return self.kernels.intern(self.slots, self.values, self.count, keys)
+
+    def reserve(self, more: int) -> None:
+        """Room for `more` new values (the old arrays stay as a `find` under way reads them)."""
+        need = len(self) + more
         if need >= int(FREE):
             raise RunFailed("the tree codes' tables are full: more than 4,294,967,294 distinct subtrees of the "
                             "states' keys (32-bit numbers); the checkpoint holds the levels done")
@@ -88,7 +96,6 @@ class Interned:
             self.kernels.intern(slots, self.values, np.zeros(1, dtype=np.int64), self.values[:len(self)].copy())
             self.slots = slots
         self.view = (self.slots, self.values, self.view[2])
-        return self.kernels.intern(self.slots, self.values, self.count, keys)
 
     def settle(self) -> None:
         """Let `find` read every number given so far (call while no thread finds)."""
@@ -123,6 +130,10 @@ class TreeCodes:
         self._split(0, words)
         self.leaves = [Interned(kernels) for _ in range(words)]
         self.inner = Interned(kernels)
+        self.kernels = kernels
+        # each numbered inner node's children, as rows of the numbers (a leaf's row is its word)
+        self.left = np.array([left for left, _ in self.nodes[:-1]], dtype=np.int64)
+        self.right = np.array([right for _, right in self.nodes[:-1]], dtype=np.int64)
         self.kept = [0] * (words + 1)  # each table's values a checkpoint holds (`parts`)
 
     def _split(self, lo: int, hi: int) -> int:
@@ -140,26 +151,23 @@ class TreeCodes:
         inner node's (but the root's) number, FREE where not settled, for `code` to go on from.
         Reads only: any thread."""
         numbers = np.empty((self.words + len(self.nodes) - 1, words.shape[1]), dtype=np.uint32)
-        for w, leaf in enumerate(self.leaves):
-            numbers[w] = leaf.find(words[w])
-        for k, (left, right) in enumerate(self.nodes[:-1], start=self.words):
-            numbers[k] = self.inner.find(_pair(numbers[left], numbers[right]))
+        views = [table.view for table in (*self.leaves, self.inner)]  # each as the last settle left it
+        self.kernels.tree(False, words, self.left, self.right, [(a, v, settled) for a, v, settled in views], numbers)
         left, right = self.nodes[-1]  # a part not settled leaves its parent's pair unknown, up to the root
         return _pair(numbers[left], numbers[right]), (numbers[left] == FREE) | (numbers[right] == FREE), numbers
 
     def code(self, words: np.ndarray, numbers: np.ndarray | None = None) -> np.ndarray:
         """The codes of keys given as words (W x N), numbering what is new: one thread. Given
-        `numbers` (`find`'s for these keys, changed in place), only their FREE ones are looked up."""
+        `numbers` (`find`'s for these keys), only their FREE ones are looked up."""
         if numbers is None:
             numbers = np.full((self.words + len(self.nodes) - 1, words.shape[1]), FREE, dtype=np.uint32)
+        numbers = np.ascontiguousarray(numbers)
+        unknown = np.count_nonzero(numbers == FREE, axis=1)  # at most this many new values a table
         for w, leaf in enumerate(self.leaves):
-            at = np.flatnonzero(numbers[w] == FREE)
-            if len(at):
-                numbers[w, at] = leaf.intern(words[w, at])
-        for k, (left, right) in enumerate(self.nodes[:-1], start=self.words):
-            at = np.flatnonzero(numbers[k] == FREE)
-            if len(at):
-                numbers[k, at] = self.inner.intern(_pair(numbers[left, at], numbers[right, at]))
+            leaf.reserve(int(unknown[w]))
+        self.inner.reserve(int(unknown[self.words:].sum()))
+        tables = [(t.slots, t.values, t.count) for t in (*self.leaves, self.inner)]
+        self.kernels.tree(True, words, self.left, self.right, tables, numbers)
         left, right = self.nodes[-1]
         return _pair(numbers[left], numbers[right])
 

@@ -17,6 +17,7 @@ of the key 32 keys on while it probes this one's.
 from __future__ import annotations
 
 import ctypes
+from typing import Sequence
 
 import numpy as np
 from llvmlite import ir
@@ -85,6 +86,86 @@ def intern_kernels(module: ir.Module) -> None:
         b.ret_void()
 
 
+_TREE_SCALARS = ("n", "rows", "leaves", "wstride", "kstride")
+_TREE_ARGS = ("keys", "wstride", "kstride", "n", "rows", "leaves", "left", "right", "slots", "shifts", "values",
+              "limits", "numbers", "scratch", "at", "found")
+
+
+def tree_kernels(module: ir.Module) -> None:
+    """`tree_find` and `tree_code`: a batch of wide keys through every table of their tree in one
+    call (kmc/engines/vector/treecodes.py), the work of `find` (or `intern`) once per leaf and
+    inner node. `keys`: key j's word w at w * wstride + j * kstride; `rows` numbers per key, the
+    first `leaves` the leaves' (row w: word w in table w), then the inner nodes' (row r: the pair
+    of rows left[r - leaves] and right[r - leaves], in table `leaves`); per table its slots' and
+    values' addresses, shift, and limit (`tree_find`) or the address of its size (`tree_code`).
+    `numbers` (rows x n, uint32): out for `tree_find`; for `tree_code`, FREE where a number is
+    still to be given, each table with room for all of them. `scratch`, `at`, `found`: n each."""
+    find, intern = module.get_global("find"), module.get_global("intern")
+    free = ir.Constant(I32, int(FREE))
+    for name in ("tree_find", "tree_code"):
+        coding = name == "tree_code"
+        fn, a = kernel_function(module, name, _TREE_ARGS, lambda x: I64 if x in _TREE_SCALARS
+                                else I32.as_pointer() if x in ("numbers", "found") else P64)
+        b = ir.IRBuilder(fn.append_basic_block("entry"))
+        taken = b.alloca(I64, name="taken")  # tree_code: the keys of this row still to number
+        n = a["n"]
+
+        def gather(value: ir.Value, j: ir.Value, row: ir.Value) -> None:
+            """Key j of this row into the scratch: every key (find), or those with no number yet."""
+            if not coding:
+                b.store(value, b.gep(a["scratch"], [j], inbounds=True))
+                return
+            keep, done = fn.append_basic_block("keep"), fn.append_basic_block("kept")
+            b.cbranch(b.icmp_unsigned("==", b.load(b.gep(row, [j], inbounds=True)), free), keep, done)
+            b.position_at_end(keep)
+            m = b.load(taken)
+            b.store(value, b.gep(a["scratch"], [m], inbounds=True))
+            b.store(j, b.gep(a["at"], [m], inbounds=True))
+            b.store(b.add(m, c64(1)), taken)
+            b.branch(done)
+            b.position_at_end(done)
+
+        with Loop(b, a["rows"], "r") as lr:
+            r = lr.value
+            row = b.gep(a["numbers"], [b.mul(r, n)], inbounds=True)
+            b.store(c64(0), taken)
+            leaf = b.icmp_signed("<", r, a["leaves"])
+            on_leaf, on_inner, filled = (fn.append_basic_block(x) for x in ("leaf", "inner", "filled"))
+            b.cbranch(leaf, on_leaf, on_inner)
+            b.position_at_end(on_leaf)
+            with Loop(b, n, "j") as lj:
+                at = b.add(b.mul(r, a["wstride"]), b.mul(lj.value, a["kstride"]))
+                gather(b.load(b.gep(a["keys"], [at], inbounds=True)), lj.value, row)
+            b.branch(filled)
+            b.position_at_end(on_inner)
+            k = b.sub(r, a["leaves"])
+            lrow = b.gep(a["numbers"], [b.mul(b.load(b.gep(a["left"], [k], inbounds=True)), n)], inbounds=True)
+            rrow = b.gep(a["numbers"], [b.mul(b.load(b.gep(a["right"], [k], inbounds=True)), n)], inbounds=True)
+            with Loop(b, n, "p") as lp:
+                lv = b.zext(b.load(b.gep(lrow, [lp.value], inbounds=True)), I64)
+                rv = b.zext(b.load(b.gep(rrow, [lp.value], inbounds=True)), I64)
+                gather(b.or_(b.shl(lv, c64(32)), rv), lp.value, row)
+            b.branch(filled)
+            b.position_at_end(filled)
+            table = b.select(leaf, r, a["leaves"])
+
+            def entry(array: str) -> ir.Value:
+                return b.load(b.gep(a[array], [table], inbounds=True))
+
+            slots = b.inttoptr(entry("slots"), I32.as_pointer())
+            values = b.inttoptr(entry("values"), P64)
+            if not coding:
+                b.call(find, [a["scratch"], n, slots, entry("shifts"), values, entry("limits"), row])
+            else:
+                m = b.load(taken)
+                b.call(intern, [a["scratch"], m, slots, entry("shifts"), values,
+                                b.inttoptr(entry("limits"), P64), a["found"]])
+                with Loop(b, m, "q") as lq:
+                    j = b.load(b.gep(a["at"], [lq.value], inbounds=True))
+                    b.store(b.load(b.gep(a["found"], [lq.value], inbounds=True)), b.gep(row, [j], inbounds=True))
+        b.ret_void()
+
+
 class InternKernels:
     """`intern` and `find` over a table of 2**bits slots (uint32, FREE where empty), its keys
     (`values`, uint64, with room for every key interned) and its size (`count`, int64[1]: the
@@ -94,12 +175,16 @@ class InternKernels:
         def ir_text() -> str:
             module = cache.new_module("kmc intern table")
             intern_kernels(module)
+            tree_kernels(module)
             return str(module)
 
         function = cache.cached(cache.generated_fingerprint("intern table"), ir_text)
         p, i = ctypes.c_void_p, ctypes.c_int64
         self._intern = function("intern", [p, i, p, i, p, p, p])
         self._find = function("find", [p, i, p, i, p, i, p])
+        tree = [p, i, i, i, i, i, p, p, p, p, p, p, p, p, p, p]
+        self._tree_find = function("tree_find", tree)
+        self._tree_code = function("tree_code", tree)
 
     def intern(self, slots: np.ndarray, values: np.ndarray, count: np.ndarray, keys: np.ndarray) -> np.ndarray:
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
@@ -117,6 +202,26 @@ class InternKernels:
             self._find(keys.ctypes.data, len(keys), slots.ctypes.data, _shift(slots), values.ctypes.data, limit,
                        out.ctypes.data)
         return out
+
+
+    def tree(self, coding: bool, keys: np.ndarray, left: np.ndarray, right: np.ndarray,
+             tables: Sequence[tuple[np.ndarray, np.ndarray, int | np.ndarray]], numbers: np.ndarray) -> None:
+        """`tree_find` (or, `coding`, `tree_code`) of the keys `keys` (words x n, any strides),
+        through `tables`: the leaves' then the inner nodes' (slots, values, and limit or size
+        array), into (or from) `numbers` (rows x n, uint32, C order)."""
+        n = numbers.shape[1]
+        assert numbers.dtype == np.uint32 and numbers.flags.c_contiguous and keys.dtype == np.uint64
+        if n == 0:
+            return
+        slots = np.array([t[0].ctypes.data for t in tables], dtype=np.int64)
+        shifts = np.array([_shift(t[0]) for t in tables], dtype=np.int64)
+        values = np.array([t[1].ctypes.data for t in tables], dtype=np.int64)
+        limits = np.array([t[2].ctypes.data if isinstance(t[2], np.ndarray) else t[2] for t in tables], dtype=np.int64)
+        scratch, at, found = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.int64), np.empty(n, dtype=np.uint32)
+        kernel = self._tree_code if coding else self._tree_find
+        kernel(keys.ctypes.data, keys.strides[0] // 8, keys.strides[1] // 8, n, numbers.shape[0], len(tables) - 1,
+               left.ctypes.data, right.ctypes.data, slots.ctypes.data, shifts.ctypes.data, values.ctypes.data,
+               limits.ctypes.data, numbers.ctypes.data, scratch.ctypes.data, at.ctypes.data, found.ctypes.data)
 
 
 def _shift(slots: np.ndarray) -> int:
