@@ -40,6 +40,9 @@ class InternKernels(Protocol):
 
     def find(self, slots: np.ndarray, values: np.ndarray, limit: int, keys: np.ndarray) -> np.ndarray: ...
 
+    def tree_decode(self, codes: np.ndarray, left: np.ndarray, right: np.ndarray, root: tuple[int, int],
+                    tables: Sequence[tuple[np.ndarray, int]], out: np.ndarray) -> int: ...
+
     def tree(self, coding: bool, keys: np.ndarray, left: np.ndarray, right: np.ndarray,
              tables: Sequence[tuple[np.ndarray, np.ndarray, int | np.ndarray]], numbers: np.ndarray) -> None: ...
 
@@ -180,16 +183,10 @@ class TreeCodes:
         """The words (W x N) of keys given as codes, read among the numbers settled: IndexError
         for a number not among them (a code no key settled has)."""
         words = np.empty((self.words, len(codes)), dtype=U64)
-        inner = self.inner.settled()
-        numbers: dict[int, np.ndarray] = {}
-        left, right = self.nodes[-1]
-        numbers[left], numbers[right] = codes >> U64(32), codes & U64(0xFFFFFFFF)
-        for k in range(len(self.nodes) - 2, -1, -1):  # top-down
-            pair = inner[numbers.pop(self.words + k)]
-            left, right = self.nodes[k]
-            numbers[left], numbers[right] = pair >> U64(32), pair & U64(0xFFFFFFFF)
-        for w, leaf in enumerate(self.leaves):
-            np.take(leaf.settled(), numbers[w], out=words[w])
+        views = [t.view for t in (*self.leaves, self.inner)]  # each read once: main may replace it
+        tables = [(values, settled) for _, values, settled in views]
+        if self.kernels.tree_decode(codes, self.left, self.right, self.nodes[-1], tables, words):
+            raise IndexError("a code with a number its table has not settled")
         return words
 
     def bound(self) -> int:

@@ -166,6 +166,60 @@ def tree_kernels(module: ir.Module) -> None:
         b.ret_void()
 
 
+_DECODE_SCALARS = ("n", "rows", "leaves", "rootl", "rootr")
+_DECODE_ARGS = ("codes", "n", "rows", "leaves", "left", "right", "rootl", "rootr", "values", "limits", "out",
+                "numbers", "bad")
+
+
+def tree_decode_kernel(module: ir.Module) -> None:
+    """`tree_decode`: the words of keys given as codes (kmc/engines/vector/treecodes.py:
+    TreeCodes.decode), top-down: the root's pair (the code) gives its children's numbers
+    (rows `rootl` and `rootr` of `numbers`), each inner node's number (from the last numbered
+    to the first) its value in table `leaves`, the pair of its children's numbers, and each
+    leaf's number (row w) its value in table w, into row w of `out` (words x n). A number at or
+    past its table's limit is read as 0 and counted in `bad`[0]."""
+    fn, a = kernel_function(module, "tree_decode", _DECODE_ARGS, lambda x: I64 if x in _DECODE_SCALARS
+                            else I32.as_pointer() if x == "numbers" else P64)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    n = a["n"]
+    low = c64(0xFFFFFFFF)
+
+    def row(r: ir.Value) -> ir.Value:
+        return b.gep(a["numbers"], [b.mul(r, n)], inbounds=True)
+
+    def split(pair: ir.Value, left: ir.Value, right: ir.Value, j: ir.Value) -> None:
+        b.store(b.trunc(b.lshr(pair, c64(32)), I32), b.gep(left, [j], inbounds=True))
+        b.store(b.trunc(b.and_(pair, low), I32), b.gep(right, [j], inbounds=True))
+
+    def value(table: ir.Value, number: ir.Value) -> ir.Value:
+        """Table `table`'s value of `number` (0's, and one more in bad, past its limit)."""
+        wide = b.zext(number, I64)
+        past = b.icmp_unsigned(">=", wide, b.load(b.gep(a["limits"], [table], inbounds=True)))
+        bad = a["bad"]
+        b.store(b.add(b.load(bad), b.zext(past, I64)), bad)
+        values = b.inttoptr(b.load(b.gep(a["values"], [table], inbounds=True)), P64)
+        return b.load(b.gep(values, [b.select(past, c64(0), wide)], inbounds=True))
+
+    rootl, rootr = row(a["rootl"]), row(a["rootr"])
+    with Loop(b, n, "i") as li:
+        split(b.load(b.gep(a["codes"], [li.value], inbounds=True)), rootl, rootr, li.value)
+    inner = b.sub(a["rows"], a["leaves"])
+    with Loop(b, inner, "k") as lk:
+        k = b.sub(b.sub(inner, c64(1)), lk.value)  # parents before their children
+        mine = row(b.add(a["leaves"], k))
+        left = row(b.load(b.gep(a["left"], [k], inbounds=True)))
+        right = row(b.load(b.gep(a["right"], [k], inbounds=True)))
+        with Loop(b, n, "j") as lj:
+            split(value(a["leaves"], b.load(b.gep(mine, [lj.value], inbounds=True))), left, right, lj.value)
+    with Loop(b, a["leaves"], "w") as lw:
+        mine = row(lw.value)
+        out = b.gep(a["out"], [b.mul(lw.value, n)], inbounds=True)
+        with Loop(b, n, "q") as lq:
+            b.store(value(lw.value, b.load(b.gep(mine, [lq.value], inbounds=True))),
+                    b.gep(out, [lq.value], inbounds=True))
+    b.ret_void()
+
+
 class InternKernels:
     """`intern` and `find` over a table of 2**bits slots (uint32, FREE where empty), its keys
     (`values`, uint64, with room for every key interned) and its size (`count`, int64[1]: the
@@ -176,6 +230,7 @@ class InternKernels:
             module = cache.new_module("kmc intern table")
             intern_kernels(module)
             tree_kernels(module)
+            tree_decode_kernel(module)
             return str(module)
 
         function = cache.cached(cache.generated_fingerprint("intern table"), ir_text)
@@ -185,6 +240,7 @@ class InternKernels:
         tree = [p, i, i, i, i, i, p, p, p, p, p, p, p, p, p, p]
         self._tree_find = function("tree_find", tree)
         self._tree_code = function("tree_code", tree)
+        self._tree_decode = function("tree_decode", [p, i, i, i, p, p, i, i, p, p, p, p, p])
 
     def intern(self, slots: np.ndarray, values: np.ndarray, count: np.ndarray, keys: np.ndarray) -> np.ndarray:
         keys = np.ascontiguousarray(keys, dtype=np.uint64)
@@ -222,6 +278,27 @@ class InternKernels:
         kernel(keys.ctypes.data, keys.strides[0] // 8, keys.strides[1] // 8, n, numbers.shape[0], len(tables) - 1,
                left.ctypes.data, right.ctypes.data, slots.ctypes.data, shifts.ctypes.data, values.ctypes.data,
                limits.ctypes.data, numbers.ctypes.data, scratch.ctypes.data, at.ctypes.data, found.ctypes.data)
+
+
+    def tree_decode(self, codes: np.ndarray, left: np.ndarray, right: np.ndarray, root: tuple[int, int],
+                    tables: Sequence[tuple[np.ndarray, int]], out: np.ndarray) -> int:
+        """`tree_decode` of `codes` into `out` (words x n, uint64, C order) through `tables` (the
+        leaves' then the inner nodes' values, and how many of them may be read); the numbers
+        past a limit it met (0: none)."""
+        n = len(codes)
+        codes = np.ascontiguousarray(codes, dtype=np.uint64)
+        assert out.dtype == np.uint64 and out.flags.c_contiguous and out.shape == (len(tables) - 1, n)
+        if n == 0:
+            return 0
+        rows = len(tables) - 1 + len(left)
+        numbers = np.empty((rows, n), dtype=np.uint32)
+        values = np.array([t[0].ctypes.data for t in tables], dtype=np.int64)
+        limits = np.array([t[1] for t in tables], dtype=np.int64)
+        bad = np.zeros(1, dtype=np.int64)
+        self._tree_decode(codes.ctypes.data, n, rows, len(tables) - 1, left.ctypes.data, right.ctypes.data,
+                          root[0], root[1], values.ctypes.data, limits.ctypes.data, out.ctypes.data,
+                          numbers.ctypes.data, bad.ctypes.data)
+        return int(bad[0])
 
 
 def _shift(slots: np.ndarray) -> int:
