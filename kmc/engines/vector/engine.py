@@ -66,8 +66,10 @@ CHUNK_WORK = 1 << 21  # states x instances expanded at once: bounds the candidat
 _SHARES = 4  # with workers, a level is cut in at least this many chunks a worker ...
 _SMALLEST_SHARE = 4096  # ... of at least this many states (each chunk costs some Python)
 # chunks a worker expands ahead of the one this thread checks: 2PC 9, 2 workers, five pairs,
-# 6.55-7.45 s with 2 against 7.07-8.34 s with 1 (the workers waited while this thread accepted)
-_AHEAD = 2
+# 6.55-7.45 s with 2 against 7.07-8.34 s with 1 (the workers waited while this thread accepted);
+# kraft v3.5's first 3M states, three pairs, 9.98-10.46 s with 3 against 10.55-10.77 s with 2
+# (2PC 9: 3.63-3.84 s against 3.81-3.91 s; about 50 MiB more held)
+_AHEAD = 3
 _TRIM_FROM = 128 << 20  # a level's end gives freed memory back when the heaps hold this much of it
 # a level of tree codes expected to take at most this as words keeps them too, and is not decoded
 # when it is expanded (kraft kip966, 2 brokers: every level; decoding took 9 % of the workers' time)
