@@ -159,9 +159,10 @@ def test_a_level_is_the_same_whether_its_words_are_kept_or_decoded(monkeypatch: 
     """A small level of tree codes keeps its states' words (no decode when it is expanded); one
     that grows past the bound while it is built drops them. TLC's count either way, and the same
     first violation (v3.5 on the same bounds loses a committed record)."""
-    from kmc.engines.vector import engine as vector
+    from kmc.engines.vector import engine as vector, nextlevel
 
-    monkeypatch.setattr(vector, "_DECODED_BYTES", bound)
+    monkeypatch.setattr(vector, "DECODED_BYTES", bound)
+    monkeypatch.setattr(nextlevel, "DECODED_BYTES", bound)
     model, invariants = build("kraft", **KRAFT, min_insync_replicas=2, fence_broker_limit=1)
     result = check(model, invariants, engine="compiled", search=SearchOptions(), workers=2)
     assert (result.distinct_states, result.depth) == (290_764, 41)

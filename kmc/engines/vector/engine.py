@@ -47,6 +47,7 @@ from kmc.engines.vector.keyset import New, Rows, Runs, Visited
 from kmc.engines.vector.wordcodes import WordCodes
 from kmc.engines.vector.levelkeys import LevelKeys, in_sort_order
 from kmc.engines.vector.levelset import LevelSet
+from kmc.engines.vector.nextlevel import DECODED_BYTES, NextLevel
 from kmc.engines.vector.levels import Level
 from kmc.engines.vector.links import Parents
 from kmc.engines.vector.packed import PackedVisited
@@ -71,9 +72,6 @@ _SMALLEST_SHARE = 4096  # ... of at least this many states (each chunk costs som
 # (2PC 9: 3.63-3.84 s against 3.81-3.91 s; about 50 MiB more held)
 _AHEAD = 3
 _TRIM_FROM = 128 << 20  # a level's end gives freed memory back when the heaps hold this much of it
-# a level of tree codes expected to take at most this as words keeps them too, and is not decoded
-# when it is expanded (kraft kip966, 2 brokers: every level; decoding took 9 % of the workers' time)
-_DECODED_BYTES = 16 << 20
 
 
 def chunk_states(instances: int) -> int:
@@ -107,43 +105,6 @@ def check(
 ) -> CheckResult:
     return Search(model, invariants, limits, search, progress, properties, workers=workers,
                   checkpoint=checkpoint).run()
-
-
-class NextLevel:
-    """The next level as its chunks add to it: its keys so far (sorted runs, to drop what an
-    earlier chunk found), and its states' packed words and parent links, in order. Coded keys
-    carry their state's position in the level as one more word (`placed`), from which the level's
-    order is read at its end: the keys are not held a second time in that order."""
-
-    def __init__(self, search: Search, expected: int = 0):
-        """`expected`: the states the level is likely to get (its table is made for them)."""
-        self.placed = search.coded_levels
-        codes = search.codes if self.placed else None  # (coded levels have codes)
-        self.keys: Runs
-        if codes is not None:
-            self.keys = LevelKeys(search.fmt, codes)
-        elif search.step.probes is not None and search.fmt.words == 1:  # one-word keys or codes, natively
-            self.keys = LevelSet(search.fmt, search.step.probes, expected)
-        else:
-            self.keys = Runs(search.fmt, search.codes)
-        self.size = 0
-        self.generated_before = search.generated  # when the level before began to be expanded
-        self.steps: list[np.ndarray] = []  # per chunk of the level before: each state's steps
-        self.words: list[np.ndarray] = []  # per chunk: words x states kept (levels held as words)
-        # per chunk, the words of the states kept where the level holds tree codes and is small
-        # (_DECODED_BYTES); None: the level is decoded as it is expanded
-        small = search.tree is not None and expected * search.step.packing.words * 8 <= _DECODED_BYTES
-        self.decoded: list[np.ndarray] | None = [] if small else None
-        self.parents: list[np.ndarray] = []
-        self.iids: list[np.ndarray] = []
-
-    def __len__(self) -> int:
-        return self.size
-
-    @property
-    def hashed(self) -> bool:
-        """Whether the keys are in a native hash table, looked up without the key filter."""
-        return isinstance(self.keys, LevelSet)
 
 
 class Search:
@@ -496,7 +457,7 @@ class Search:
         if self.tree is not None:  # a level of codes, and while it is small its states' words
             nxt.words.append(s[order[:cut]][None, :])
             if nxt.decoded is not None:
-                if fresh.words is None or nxt.size * fresh.words.shape[0] * 8 > _DECODED_BYTES:
+                if fresh.words is None or nxt.size * fresh.words.shape[0] * 8 > DECODED_BYTES:
                     nxt.decoded = None  # it grew past the bound: decoded as it is expanded
                 else:
                     nxt.decoded.append(fresh.words if every else fresh.words[:, keep[:cut]])
