@@ -7,29 +7,21 @@ from typing import Protocol
 
 import numpy as np
 
+from kmc.engines.vector import fresh
 from kmc.engines.vector.keyset import KeyFormat, Runs
 from kmc.engines.vector.levelkeys import LevelKeys
 from kmc.engines.vector.levelset import LevelSet
-from kmc.engines.vector.levelstep import LevelStep
-from kmc.engines.vector.treecodes import TreeCodes
-from kmc.engines.vector.wordcodes import WordCodes
 
 
-class Search(Protocol):
-    """What a new level reads of the search (kmc/engines/vector/engine.py:Search)."""
+class Search(fresh.Search, Protocol):
+    """What a new level reads of the search (kmc/engines/vector/engine.py:Search): what a worker
+    reads, with its key format and its count of states generated."""
 
-    @property
-    def coded_levels(self) -> bool: ...
-    @property
-    def codes(self) -> WordCodes | None: ...
     @property
     def fmt(self) -> KeyFormat: ...
     @property
-    def step(self) -> LevelStep: ...
-    @property
-    def tree(self) -> TreeCodes | None: ...
-    @property
     def generated(self) -> int: ...
+
 
 # a level of tree codes expected to take at most this as words keeps them too, and is not decoded
 # when it is expanded (kraft kip966, 2 brokers: every level; decoding took 9 % of the workers' time)
